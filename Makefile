@@ -1,0 +1,24 @@
+# The two commands of the README. Everything builds in the release profile,
+# so RocksDB (C++, ~14 minutes on two cores) is compiled once and shared by
+# tests, runs and benches.
+
+CARGO ?= cargo
+LAB = $(CARGO) run --release --quiet -p bench-harness --bin lab --
+
+.PHONY: demo test setup build lint
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	$(CARGO) build --release --workspace --all-targets
+
+demo: setup
+	@bash scripts/demo.sh
+
+test: setup
+	$(CARGO) test --release --workspace
+
+lint: setup
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings

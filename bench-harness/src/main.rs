@@ -1,0 +1,196 @@
+//! `lab`: the joinlab command line.
+//!
+//! - `lab run SCRIPT.sql [--set key=value]... [--changelog FILE] [--result FILE]`
+//! - `lab explain SCRIPT.sql [--set key=value]...`
+//!
+//! Bad input (SQL, configuration, files, CSV rows) exits with code 2 and a
+//! message that says what and where; an execution failure exits with 1.
+
+mod summary;
+
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use optimizer::session::{explain_script, run_script, RunError, RunOptions};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "lab",
+    version,
+    about = "joinlab: a performance lab for streaming SQL joins and aggregations"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Runs every INSERT of a Flink SQL script and prints a summary.
+    Run {
+        script: PathBuf,
+        /// Configuration override `key=value` (wins over the script's SET).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Writes every row the sink receives as CSV (op column first).
+        #[arg(long, value_name = "FILE")]
+        changelog: Option<PathBuf>,
+        /// Writes the sink's final materialised rows as CSV.
+        #[arg(long, value_name = "FILE")]
+        result: Option<PathBuf>,
+        /// Prints no progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Prints the physical plan of every INSERT with changelog modes.
+    Explain {
+        script: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+}
+
+/// An error with the exit code it maps to.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl Failure {
+    fn input(message: impl Into<String>) -> Failure {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<RunError> for Failure {
+    fn from(e: RunError) -> Failure {
+        Failure {
+            code: e.exit_code() as u8,
+            message: e.to_string(),
+        }
+    }
+}
+
+fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    sets.iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(Failure::input(format!("--set '{s}': expected KEY=VALUE"))),
+        })
+        .collect()
+}
+
+fn read_script(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path)
+        .map_err(|e| Failure::input(format!("cannot read script {}: {e}", path.display())))
+}
+
+/// `FILE` for one INSERT; `FILE` with `-<sink>` before the extension for several.
+fn output_path(base: &Path, sink: &str, many: bool) -> PathBuf {
+    if !many {
+        return base.to_path_buf();
+    }
+    let stem = base.file_stem().and_then(|s| s.to_str()).unwrap_or("out");
+    let name = match base.extension().and_then(|e| e.to_str()) {
+        Some(ext) => format!("{stem}-{sink}.{ext}"),
+        None => format!("{stem}-{sink}"),
+    };
+    base.with_file_name(name)
+}
+
+fn run(
+    script: &Path,
+    set: &[String],
+    changelog: Option<&Path>,
+    result: Option<&Path>,
+    quiet: bool,
+) -> Result<(), Failure> {
+    let overrides = parse_sets(set)?;
+    let sql = read_script(script)?;
+    let base_dir = script.parent().map(Path::to_path_buf).unwrap_or_default();
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        let b = ProgressBar::new_spinner();
+        b.set_style(
+            ProgressStyle::with_template("{spinner} {msg} {pos} rows read ({per_sec}, {elapsed})")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        b
+    };
+    let mut progress = |sink: &str, n: u64| {
+        if n % 65536 < 4096 {
+            bar.set_message(format!("INSERT INTO {sink}:"));
+            bar.set_position(n);
+        }
+    };
+    let outcomes = run_script(
+        &sql,
+        &base_dir,
+        &overrides,
+        RunOptions {
+            keep_changelog: changelog.is_some(),
+            materialize: result.is_some(),
+        },
+        &mut progress,
+    );
+    bar.finish_and_clear();
+    let outcomes = outcomes?;
+    let many = outcomes.len() > 1;
+    println!("joinlab run {}", script.display());
+    for o in &outcomes {
+        print!("{}", summary::render(o));
+        let columns = o.plan.sink.table.schema.names();
+        if let Some(path) = changelog {
+            let p = output_path(path, &o.sink, many);
+            datasets::csv_write::write_changelog_csv(&p, &columns, &o.changelog)
+                .map_err(|e| Failure::input(e.to_string()))?;
+            println!("  changelog written to {}", p.display());
+        }
+        if let Some(path) = result {
+            let p = output_path(path, &o.sink, many);
+            datasets::csv_write::write_result_csv(
+                &p,
+                &columns,
+                o.report.result.as_deref().unwrap_or_default(),
+            )
+            .map_err(|e| Failure::input(e.to_string()))?;
+            println!("  result written to {}", p.display());
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match &cli.command {
+        Command::Run {
+            script,
+            set,
+            changelog,
+            result,
+            quiet,
+        } => run(script, set, changelog.as_deref(), result.as_deref(), *quiet),
+        Command::Explain { script, set } => (|| {
+            let overrides = parse_sets(set)?;
+            let sql = read_script(script)?;
+            let text =
+                explain_script(&sql, &overrides).map_err(|e| Failure::input(e.to_string()))?;
+            print!("{text}");
+            Ok(())
+        })(),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

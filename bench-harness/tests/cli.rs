@@ -1,0 +1,216 @@
+//! `lab` from the outside: summaries, output files, and every kind of bad
+//! input answered with a message and exit code 2 (never a panic).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn lab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lab"))
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples")
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(cmd: &mut Command) -> Out {
+    let o = cmd.output().expect("lab runs");
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// Writes a script (and optional CSV) into a temp dir and runs `lab run` on it.
+fn run_sql(sql: &str, csv: Option<&str>, extra: &[&str]) -> Out {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.sql"), sql).unwrap();
+    if let Some(c) = csv {
+        std::fs::write(dir.path().join("data.csv"), c).unwrap();
+    }
+    let mut cmd = lab();
+    cmd.arg("run")
+        .arg(dir.path().join("t.sql"))
+        .arg("--quiet")
+        .args(extra);
+    run(&mut cmd)
+}
+
+fn assert_input_error(o: &Out, needle: &str) {
+    assert_eq!(o.code, 2, "exit code; stderr: {}", o.stderr);
+    assert!(
+        o.stderr.contains(needle),
+        "stderr should mention {needle:?}: {}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+}
+
+const SRC: &str = "CREATE TABLE t (k INT, v INT) WITH ('connector' = 'filesystem', 'path' = 'data.csv', 'format' = 'csv');
+CREATE TABLE out (k INT, n BIGINT) WITH ('connector' = 'blackhole');
+";
+
+#[test]
+fn run_prints_the_summary_and_writes_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let changelog = dir.path().join("changes.csv");
+    let result = dir.path().join("result.csv");
+    let o = run(lab()
+        .arg("run")
+        .arg(examples().join("clicks_per_user.sql"))
+        .arg("--quiet")
+        .arg("--changelog")
+        .arg(&changelog)
+        .arg("--result")
+        .arg(&result));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout
+            .contains("changelog rows    229 (+I 11, -U 109, +U 109, -D 0)"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout
+            .contains("changelog rows    120 (+I 11, -U 0, +U 109, -D 0)"),
+        "{}",
+        o.stdout
+    );
+    let per_user = std::fs::read_to_string(dir.path().join("changes-clicks_per_user.csv")).unwrap();
+    assert_eq!(per_user.lines().count(), 1 + 229);
+    assert!(per_user.starts_with("op,user_id,cnt\n"));
+    let final_rows =
+        std::fs::read_to_string(dir.path().join("result-clicks_per_user.csv")).unwrap();
+    assert_eq!(final_rows.lines().count(), 1 + 11);
+}
+
+#[test]
+fn explain_prints_changelog_modes() {
+    let o = run(lab()
+        .arg("explain")
+        .arg(examples().join("clicks_per_user.sql")));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("changelogMode=[I,UB,UA]"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("changelogMode=[I,UA]"),
+        "upsert sink drops UB: {}",
+        o.stdout
+    );
+}
+
+#[test]
+fn malformed_sql() {
+    let o = run_sql(
+        &format!("{SRC}INSERT INTO out SELECT k, COUNT(* FROM t GROUP BY k;"),
+        Some("1,2\n"),
+        &[],
+    );
+    assert_input_error(&o, "line 3");
+}
+
+#[test]
+fn unsupported_construct() {
+    let o = run_sql(
+        &format!("{SRC}INSERT INTO out SELECT k, COUNT(*) FROM t GROUP BY k ORDER BY k;"),
+        Some("1,2\n"),
+        &[],
+    );
+    assert_input_error(&o, "ORDER BY");
+}
+
+#[test]
+fn unknown_table() {
+    let o = run_sql(
+        &format!("{SRC}INSERT INTO out SELECT k, COUNT(*) FROM nope GROUP BY k;"),
+        Some("1,2\n"),
+        &[],
+    );
+    assert_input_error(&o, "nope");
+}
+
+#[test]
+fn unknown_column() {
+    let o = run_sql(
+        &format!("{SRC}INSERT INTO out SELECT kk, COUNT(*) FROM t GROUP BY kk;"),
+        Some("1,2\n"),
+        &[],
+    );
+    assert_input_error(&o, "kk");
+}
+
+#[test]
+fn unknown_config_key_suggests_the_nearest() {
+    let o = run_sql(
+        &format!("{SRC}INSERT INTO out SELECT k, COUNT(*) FROM t GROUP BY k;"),
+        Some("1,2\n"),
+        &["--set", "table.exec.mini-batch.enable=true"],
+    );
+    assert_input_error(&o, "table.exec.mini-batch.enabled");
+}
+
+#[test]
+fn bad_config_value() {
+    let o = run_sql(
+        &format!("{SRC}SET 'parallelism.default' = 'many';\nINSERT INTO out SELECT k, COUNT(*) FROM t GROUP BY k;"),
+        Some("1,2\n"),
+        &[],
+    );
+    assert_input_error(&o, "parallelism.default");
+}
+
+#[test]
+fn set_without_equals() {
+    let o = run_sql(SRC, None, &["--set", "parallelism.default"]);
+    assert_input_error(&o, "KEY=VALUE");
+}
+
+#[test]
+fn missing_script() {
+    let o = run(lab().arg("run").arg("/nonexistent/x.sql"));
+    assert_input_error(&o, "/nonexistent/x.sql");
+}
+
+#[test]
+fn missing_csv_file() {
+    let o = run_sql(
+        &format!("{SRC}INSERT INTO out SELECT k, COUNT(*) FROM t GROUP BY k;"),
+        None,
+        &[],
+    );
+    assert_input_error(&o, "data.csv");
+}
+
+#[test]
+fn malformed_csv_row_names_its_line() {
+    let o = run_sql(
+        &format!("{SRC}INSERT INTO out SELECT k, COUNT(*) FROM t GROUP BY k;"),
+        Some("1,2\n3,4\n5,abc\n"),
+        &[],
+    );
+    assert_input_error(&o, "line 3");
+}
+
+#[test]
+fn bad_input_leaves_no_result_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("t.sql"),
+        format!("{SRC}INSERT INTO out SELECT k, COUNT(*) FROM t GROUP BY k;"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("data.csv"), "1,2\nx,y\n").unwrap();
+    let result = dir.path().join("result.csv");
+    let o = run(lab()
+        .arg("run")
+        .arg(dir.path().join("t.sql"))
+        .arg("--result")
+        .arg(&result));
+    assert_eq!(o.code, 2);
+    assert!(!result.exists());
+}

@@ -1,0 +1,398 @@
+//! Writing CSV files: changelogs and materialised results.
+//!
+//! Semantics:
+//!
+//! - [`ChangelogCsvWriter`] writes a header `op,<column names...>` and then
+//!   one line per change, the row kind (`+I`, `-U`, `+U`, `-D`) first. The
+//!   file reads back with [`crate::CsvSource`] and
+//!   `changelog_column = true, has_header = true`.
+//! - [`ResultCsvWriter`] writes a header of the column names and then one
+//!   line per row. It reads back with `has_header = true`.
+//! - Values print with `Value`'s `Display` (`Double` 2.0 as `2.0`, booleans
+//!   as `TRUE`/`FALSE`); NULL is an empty field. Fields are quoted only when
+//!   needed (a delimiter, quote or line break inside). An empty `STRING`
+//!   prints as an empty field and so reads back as NULL.
+//! - Atomicity: both write into a temporary file next to the target
+//!   (`.<name>.<pid>-<n>.tmp`) and rename it into place in `finish()`, after
+//!   flushing and syncing. A writer dropped without `finish()` (an error, a
+//!   panic) deletes its temporary file, so a file at the target path is
+//!   always complete. Missing parent directories are created.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use operators::{Change, Value};
+
+use crate::csv_read::OP_COLUMN;
+use crate::error::DatasetError;
+
+/// A CSV file being written under a temporary name.
+struct AtomicCsv {
+    writer: Option<csv::Writer<File>>,
+    tmp: PathBuf,
+    path: PathBuf,
+    record: csv::ByteRecord,
+    text: String,
+    /// Fields per line, including `lead` fields that are not row values.
+    width: usize,
+    /// Leading fields that are not row values (the `op` column).
+    lead: usize,
+}
+
+impl AtomicCsv {
+    fn create(path: &Path, header: &[&str], lead: usize) -> Result<AtomicCsv, DatasetError> {
+        let io = |action: &'static str, path: &Path| {
+            let path = path.to_path_buf();
+            move |error| DatasetError::Io {
+                action,
+                path,
+                error,
+            }
+        };
+        let name = path.file_name().ok_or_else(|| DatasetError::Io {
+            action: "create",
+            path: path.to_path_buf(),
+            error: std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file"),
+        })?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir).map_err(io("create directory", &dir))?;
+        // The process id and a counter keep concurrent writers apart.
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let tmp = dir.join(format!(
+            ".{}.{}-{}.tmp",
+            name.to_string_lossy(),
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let file = File::create(&tmp).map_err(io("create", &tmp))?;
+        let writer = csv::WriterBuilder::new()
+            .flexible(true)
+            .buffer_capacity(1 << 16)
+            .from_writer(file);
+        let mut csv = AtomicCsv {
+            writer: Some(writer),
+            tmp,
+            path: path.to_path_buf(),
+            record: csv::ByteRecord::new(),
+            text: String::new(),
+            width: header.len(),
+            lead: 0,
+        };
+        csv.record.clear();
+        for h in header {
+            csv.record.push_field(h.as_bytes());
+        }
+        csv.flush_record()?;
+        csv.lead = lead;
+        Ok(csv)
+    }
+
+    fn push_value(&mut self, v: &Value) {
+        match v {
+            Value::Null => self.record.push_field(b""),
+            Value::Str(s) => self.record.push_field(s.as_bytes()),
+            other => {
+                self.text.clear();
+                // Writing into a String cannot fail.
+                let _ = write!(self.text, "{other}");
+                self.record.push_field(self.text.as_bytes());
+            }
+        }
+    }
+
+    fn flush_record(&mut self) -> Result<(), DatasetError> {
+        if self.record.len() != self.width {
+            return Err(DatasetError::RowWidth {
+                path: self.path.clone(),
+                expected: self.width - self.lead,
+                found: self.record.len().saturating_sub(self.lead),
+            });
+        }
+        let writer = self.writer.as_mut().expect("writer present until finish");
+        writer
+            .write_byte_record(&self.record)
+            .map_err(|e| csv_io(e, &self.tmp))
+    }
+
+    fn finish(mut self) -> Result<(), DatasetError> {
+        let writer = self.writer.take().expect("writer present until finish");
+        let file = writer.into_inner().map_err(|e| DatasetError::Io {
+            action: "write",
+            path: self.tmp.clone(),
+            error: e.into_error(),
+        })?;
+        file.sync_all().map_err(|error| DatasetError::Io {
+            action: "sync",
+            path: self.tmp.clone(),
+            error,
+        })?;
+        drop(file);
+        std::fs::rename(&self.tmp, &self.path).map_err(|error| DatasetError::Io {
+            action: "rename into place",
+            path: self.path.clone(),
+            error,
+        })?;
+        // Renamed: nothing left for Drop to clean up.
+        self.tmp = PathBuf::new();
+        Ok(())
+    }
+}
+
+impl Drop for AtomicCsv {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            self.writer = None;
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn csv_io(e: csv::Error, path: &Path) -> DatasetError {
+    let message = e.to_string();
+    let error = match e.into_kind() {
+        csv::ErrorKind::Io(io) => io,
+        _ => std::io::Error::other(message),
+    };
+    DatasetError::Io {
+        action: "write",
+        path: path.to_path_buf(),
+        error,
+    }
+}
+
+/// Writes a changelog: header `op,<columns>`, then `+I,1,a` and so on.
+pub struct ChangelogCsvWriter {
+    csv: AtomicCsv,
+}
+
+impl ChangelogCsvWriter {
+    /// Starts `path` (under a temporary name) and writes the header.
+    pub fn create(
+        path: &Path,
+        column_names: &[String],
+    ) -> Result<ChangelogCsvWriter, DatasetError> {
+        let mut header = vec![OP_COLUMN];
+        header.extend(column_names.iter().map(String::as_str));
+        Ok(ChangelogCsvWriter {
+            csv: AtomicCsv::create(path, &header, 1)?,
+        })
+    }
+
+    /// Appends one change; its row must have one value per column.
+    pub fn write(&mut self, change: &Change) -> Result<(), DatasetError> {
+        self.csv.record.clear();
+        self.csv.record.push_field(change.kind.short().as_bytes());
+        for v in &change.row {
+            self.csv.push_value(v);
+        }
+        self.csv.flush_record()
+    }
+
+    /// Flushes, syncs and renames the file into place.
+    pub fn finish(self) -> Result<(), DatasetError> {
+        self.csv.finish()
+    }
+}
+
+/// Writes a result table: header of column names, then one line per row.
+pub struct ResultCsvWriter {
+    csv: AtomicCsv,
+}
+
+impl ResultCsvWriter {
+    /// Starts `path` (under a temporary name) and writes the header.
+    pub fn create(path: &Path, column_names: &[String]) -> Result<ResultCsvWriter, DatasetError> {
+        let header: Vec<&str> = column_names.iter().map(String::as_str).collect();
+        Ok(ResultCsvWriter {
+            csv: AtomicCsv::create(path, &header, 0)?,
+        })
+    }
+
+    /// Appends one row; it must have one value per column.
+    pub fn write_row(&mut self, row: &[Value]) -> Result<(), DatasetError> {
+        self.csv.record.clear();
+        for v in row {
+            self.csv.push_value(v);
+        }
+        self.csv.flush_record()
+    }
+
+    /// Flushes, syncs and renames the file into place.
+    pub fn finish(self) -> Result<(), DatasetError> {
+        self.csv.finish()
+    }
+}
+
+/// Writes a whole changelog file in one call.
+pub fn write_changelog_csv(
+    path: &Path,
+    column_names: &[String],
+    changes: &[Change],
+) -> Result<(), DatasetError> {
+    let mut w = ChangelogCsvWriter::create(path, column_names)?;
+    for c in changes {
+        w.write(c)?;
+    }
+    w.finish()
+}
+
+/// Writes a whole result file in one call.
+pub fn write_result_csv<R: AsRef<[Value]>>(
+    path: &Path,
+    column_names: &[String],
+    rows: &[R],
+) -> Result<(), DatasetError> {
+    let mut w = ResultCsvWriter::create(path, column_names)?;
+    for r in rows {
+        w.write_row(r.as_ref())?;
+    }
+    w.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::csv_read::{read_all, CsvOptions};
+    use operators::{DataType, RowKind};
+
+    fn names(ns: &[&str]) -> Vec<String> {
+        ns.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn result_csv_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out").join("result.csv");
+        let cols = names(&["id", "name", "score", "ok"]);
+        let rows = vec![
+            vec![
+                Value::Int(1),
+                Value::str("plain"),
+                Value::Double(2.0),
+                Value::Bool(true),
+            ],
+            vec![
+                Value::Int(-7),
+                Value::str("a,b \"q\"\nline"),
+                Value::Double(0.1),
+                Value::Bool(false),
+            ],
+            vec![Value::Null, Value::Null, Value::Null, Value::Null],
+            vec![
+                Value::Int(i64::MAX),
+                Value::str(" spaced "),
+                Value::Double(1e300),
+                Value::Null,
+            ],
+        ];
+        write_result_csv(&path, &cols, &rows).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("id,name,score,ok\n1,plain,2.0,TRUE\n"),
+            "{text}"
+        );
+        let types = vec![
+            DataType::BigInt,
+            DataType::String,
+            DataType::Double,
+            DataType::Boolean,
+        ];
+        let options = CsvOptions {
+            has_header: true,
+            ..CsvOptions::default()
+        };
+        let back = read_all(&path, types, cols, options).unwrap();
+        let back_rows: Vec<Vec<Value>> = back.into_iter().map(|c| c.row).collect();
+        assert_eq!(back_rows, rows);
+    }
+
+    #[test]
+    fn single_column_null_survives_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("one.csv");
+        let cols = names(&["x"]);
+        let rows = vec![vec![Value::Int(1)], vec![Value::Null], vec![Value::Int(3)]];
+        write_result_csv(&path, &cols, &rows).unwrap();
+        let options = CsvOptions {
+            has_header: true,
+            ..CsvOptions::default()
+        };
+        let back = read_all(&path, vec![DataType::Int], cols, options).unwrap();
+        assert_eq!(back.into_iter().map(|c| c.row).collect::<Vec<_>>(), rows);
+    }
+
+    #[test]
+    fn changelog_csv_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("changes.csv");
+        let cols = names(&["user", "cnt"]);
+        let changes = vec![
+            Change::insert(vec![Value::str("u1"), Value::Int(1)]),
+            Change::update_before(vec![Value::str("u1"), Value::Int(1)]),
+            Change::update_after(vec![Value::str("u1"), Value::Int(2)]),
+            Change::delete(vec![Value::str("u1"), Value::Int(2)]),
+        ];
+        write_changelog_csv(&path, &cols, &changes).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "op,user,cnt\n+I,u1,1\n-U,u1,1\n+U,u1,2\n-D,u1,2\n");
+        let options = CsvOptions {
+            has_header: true,
+            changelog_column: true,
+            ..CsvOptions::default()
+        };
+        let back = read_all(
+            &path,
+            vec![DataType::String, DataType::BigInt],
+            cols,
+            options,
+        )
+        .unwrap();
+        assert_eq!(back, changes);
+        assert_eq!(back[2].kind, RowKind::UpdateAfter);
+    }
+
+    #[test]
+    fn unfinished_writer_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("partial.csv");
+        {
+            let mut w = ResultCsvWriter::create(&path, &names(&["a"])).unwrap();
+            w.write_row(&[Value::Int(1)]).unwrap();
+            // Dropped without finish().
+        }
+        assert!(!path.exists());
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(leftovers.is_empty(), "temporary file left behind");
+    }
+
+    #[test]
+    fn file_appears_only_on_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.csv");
+        let mut w = ResultCsvWriter::create(&path, &names(&["a"])).unwrap();
+        w.write_row(&[Value::Int(1)]).unwrap();
+        assert!(!path.exists());
+        w.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a\n1\n");
+    }
+
+    #[test]
+    fn wrong_row_width_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.csv");
+        let mut w = ResultCsvWriter::create(&path, &names(&["a", "b"])).unwrap();
+        let msg = w.write_row(&[Value::Int(1)]).unwrap_err().to_string();
+        assert!(
+            msg.contains("w.csv") && msg.contains("row has 1 values, expected 2"),
+            "{msg}"
+        );
+        let mut c = ChangelogCsvWriter::create(&path, &names(&["a"])).unwrap();
+        let msg = c.write(&Change::insert(vec![])).unwrap_err().to_string();
+        assert!(msg.contains("row has 0 values, expected 1"), "{msg}");
+    }
+}

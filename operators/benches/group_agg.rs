@@ -1,0 +1,102 @@
+//! `COUNT(*), SUM(v) GROUP BY k` one record at a time, on both backends,
+//! next to the floor: a plain `hashbrown` count-and-sum loop over the same
+//! keys. Compare records per second within one run.
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use operators::agg::{AggKind, AggSpec, GroupAggregateOperator};
+use operators::changelog::Change;
+use operators::operator::Operator;
+use operators::state::StateBackend;
+use operators::value::{DataType, Value};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+const ROWS: usize = 200_000;
+const KEYS: i64 = 100_000;
+
+fn input() -> Vec<Change> {
+    let mut rng = SmallRng::seed_from_u64(1);
+    (0..ROWS)
+        .map(|_| {
+            Change::insert(vec![
+                Value::Int(rng.random_range(0..KEYS)),
+                Value::Int(rng.random_range(0..100)),
+            ])
+        })
+        .collect()
+}
+
+fn specs() -> Vec<AggSpec> {
+    vec![
+        AggSpec {
+            kind: AggKind::CountStar,
+            arg: None,
+            distinct: false,
+            filter: None,
+            result_type: DataType::BigInt,
+        },
+        AggSpec {
+            kind: AggKind::Sum,
+            arg: Some(1),
+            distinct: false,
+            filter: None,
+            result_type: DataType::BigInt,
+        },
+    ]
+}
+
+fn bench(c: &mut Criterion) {
+    let data = input();
+    let mut g = c.benchmark_group("group_agg");
+    g.throughput(Throughput::Elements(ROWS as u64));
+    g.sample_size(10);
+    g.bench_function("hashbrown_floor", |b| {
+        b.iter(|| {
+            let mut m: hashbrown::HashMap<i64, (i64, i64)> = hashbrown::HashMap::new();
+            for c in &data {
+                let k = c.row[0].as_int().unwrap();
+                let e = m.entry(k).or_insert((0, 0));
+                e.0 += 1;
+                e.1 += c.row[1].as_int().unwrap();
+            }
+            m.len()
+        })
+    });
+    for (name, backend) in [
+        ("heap", StateBackend::heap()),
+        ("rocksdb", StateBackend::rocksdb(None).unwrap()),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || {
+                    let op = GroupAggregateOperator::new(
+                        &backend,
+                        &format!("bench-{}", rand::random::<u32>()),
+                        vec![0],
+                        specs(),
+                        true,
+                        true,
+                    )
+                    .unwrap();
+                    (
+                        op,
+                        data.chunks(1024).map(|c| c.to_vec()).collect::<Vec<_>>(),
+                    )
+                },
+                |(mut op, batches)| {
+                    let mut out = Vec::new();
+                    for batch in batches {
+                        out.clear();
+                        op.process(0, batch, &mut out).unwrap();
+                    }
+                    op
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,7 @@
+//! Group aggregation.
+
+pub mod functions;
+pub mod group_agg;
+
+pub use functions::{AggKind, AggSpec};
+pub use group_agg::GroupAggregateOperator;

@@ -1,0 +1,348 @@
+//! Building and running a job (see the module doc of [`super`]).
+
+use super::exchange::Exchange;
+use super::metrics::{JobReport, LatencyStats, StageReport, SubtaskLoad};
+use crate::changelog::Change;
+use crate::operator::{OpError, OpResult, Operator};
+use crate::sink::SinkCollector;
+use crate::state::{StateBackend, StateReport};
+use rayon::prelude::*;
+use std::time::{Duration, Instant};
+
+/// Where a source or stage sends its output.
+pub trait ChangeSource: Send {
+    /// Appends up to `max` changes to `out`; returns how many (0 at end).
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, String>;
+}
+
+pub type StageId = usize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A stage and which of its inputs.
+    Stage(StageId, usize),
+    Sink,
+}
+
+struct Stage {
+    name: String,
+    subtasks: Vec<Box<dyn Operator>>,
+    load: Vec<SubtaskLoad>,
+    output: Option<(Target, Exchange)>,
+    shuffled: u64,
+}
+
+struct SourceSlot {
+    source: Box<dyn ChangeSource>,
+    output: Option<(Target, Exchange)>,
+    done: bool,
+}
+
+#[derive(Default)]
+pub struct JobBuilder {
+    sources: Vec<SourceSlot>,
+    stages: Vec<Stage>,
+}
+
+impl JobBuilder {
+    pub fn new() -> JobBuilder {
+        JobBuilder::default()
+    }
+
+    pub fn add_source(&mut self, source: Box<dyn ChangeSource>) -> usize {
+        self.sources.push(SourceSlot {
+            source,
+            output: None,
+            done: false,
+        });
+        self.sources.len() - 1
+    }
+
+    /// Adds a stage with one operator instance per subtask. Stages must be
+    /// added upstream first (the planner builds bottom-up).
+    pub fn add_stage(
+        &mut self,
+        name: impl Into<String>,
+        subtasks: Vec<Box<dyn Operator>>,
+    ) -> StageId {
+        let n = subtasks.len();
+        self.stages.push(Stage {
+            name: name.into(),
+            subtasks,
+            load: vec![SubtaskLoad::default(); n],
+            output: None,
+            shuffled: 0,
+        });
+        self.stages.len() - 1
+    }
+
+    pub fn connect_source(&mut self, source: usize, target: Target, exchange: Exchange) {
+        self.sources[source].output = Some((target, exchange));
+    }
+
+    pub fn connect_stage(&mut self, stage: StageId, target: Target, exchange: Exchange) {
+        self.stages[stage].output = Some((target, exchange));
+    }
+
+    pub fn build(self, sink: SinkCollector, options: JobOptions) -> Result<Job, String> {
+        for (i, s) in self.sources.iter().enumerate() {
+            if s.output.is_none() {
+                return Err(format!("source {i} is not connected"));
+            }
+        }
+        for (i, s) in self.stages.iter().enumerate() {
+            match &s.output {
+                None => return Err(format!("stage {i} ({}) is not connected", s.name)),
+                Some((Target::Stage(t, _), _)) if *t <= i => {
+                    return Err(format!(
+                        "stage {i} feeds stage {t}, which is not downstream"
+                    ))
+                }
+                _ => {}
+            }
+            if s.subtasks.is_empty() {
+                return Err(format!("stage {i} ({}) has no subtasks", s.name));
+            }
+        }
+        Ok(Job {
+            sources: self.sources,
+            stages: self.stages,
+            sink,
+            options,
+            latencies: Vec::new(),
+            batch_start: Instant::now(),
+        })
+    }
+}
+
+/// Run options that are not part of the plan.
+#[derive(Clone)]
+pub struct JobOptions {
+    /// Records per source batch.
+    pub batch_size: usize,
+    /// Close mini-batch bundles when this much time passed since the last close.
+    pub bundle_latency: Option<Duration>,
+    /// The backend the operators' states live in (for physical sizes).
+    pub backend: StateBackend,
+}
+
+pub struct Job {
+    sources: Vec<SourceSlot>,
+    stages: Vec<Stage>,
+    sink: SinkCollector,
+    options: JobOptions,
+    /// (latency, rows) per sink delivery.
+    latencies: Vec<(Duration, u64)>,
+    batch_start: Instant,
+}
+
+impl Job {
+    pub fn sink(&self) -> &SinkCollector {
+        &self.sink
+    }
+
+    /// Runs the job to the end of its input. `progress` is called after
+    /// each source batch with the number of input rows read so far.
+    pub fn run(&mut self, progress: &mut dyn FnMut(u64)) -> OpResult<JobReport> {
+        let start = Instant::now();
+        let mut last_flush = Instant::now();
+        let mut input_rows = 0u64;
+        let batch_size = self.options.batch_size.max(1);
+        loop {
+            let mut any = false;
+            for s in 0..self.sources.len() {
+                if self.sources[s].done {
+                    continue;
+                }
+                let mut batch = Vec::with_capacity(batch_size);
+                let n = self.sources[s]
+                    .source
+                    .next_batch(batch_size, &mut batch)
+                    .map_err(OpError::Source)?;
+                if n == 0 {
+                    self.sources[s].done = true;
+                    continue;
+                }
+                any = true;
+                input_rows += n as u64;
+                self.batch_start = Instant::now();
+                let (target, exchange) = self.sources[s].output.clone().expect("checked in build");
+                self.push(target, &exchange, vec![batch])?;
+                progress(input_rows);
+                if let Some(lat) = self.options.bundle_latency {
+                    if last_flush.elapsed() >= lat {
+                        self.flush_all()?;
+                        last_flush = Instant::now();
+                    }
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+        self.flush_all()?;
+        let wall = start.elapsed();
+        Ok(self.report(input_rows, wall))
+    }
+
+    /// Closes every stage's bundle, upstream first, pushing what it emits.
+    fn flush_all(&mut self) -> OpResult<()> {
+        self.batch_start = Instant::now();
+        for s in 0..self.stages.len() {
+            let outputs: Vec<OpResult<Vec<Change>>> = self.stages[s]
+                .subtasks
+                .iter_mut()
+                .map(|op| {
+                    let mut out = Vec::new();
+                    op.finish_bundle(&mut out).map(|_| out)
+                })
+                .collect();
+            let outputs = outputs.into_iter().collect::<OpResult<Vec<_>>>()?;
+            for (load, o) in self.stages[s].load.iter_mut().zip(&outputs) {
+                load.records_out += o.len() as u64;
+            }
+            if outputs.iter().any(|o| !o.is_empty()) {
+                let (target, exchange) = self.stages[s].output.clone().expect("checked in build");
+                self.push(target, &exchange, outputs)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn push(
+        &mut self,
+        target: Target,
+        exchange: &Exchange,
+        partitions: Vec<Vec<Change>>,
+    ) -> OpResult<()> {
+        match target {
+            Target::Sink => {
+                let batch: Vec<Change> = partitions.into_iter().flatten().collect();
+                if !batch.is_empty() {
+                    self.latencies
+                        .push((self.batch_start.elapsed(), batch.len() as u64));
+                    self.sink.consume(batch);
+                }
+                Ok(())
+            }
+            Target::Stage(s, input) => {
+                let stage = &mut self.stages[s];
+                let p = stage.subtasks.len();
+                if matches!(exchange, Exchange::Hash(_)) {
+                    stage.shuffled += partitions.iter().map(|b| b.len() as u64).sum::<u64>();
+                }
+                let batches = exchange.route(partitions, p);
+                let run = |(op, (batch, load)): (
+                    &mut Box<dyn Operator>,
+                    (Vec<Change>, &mut SubtaskLoad),
+                )| {
+                    let t = Instant::now();
+                    load.records_in += batch.len() as u64;
+                    let mut out = Vec::with_capacity(batch.len());
+                    let r = op.process(input, batch, &mut out);
+                    load.records_out += out.len() as u64;
+                    load.busy += t.elapsed();
+                    r.map(|_| out)
+                };
+                let outputs: Vec<OpResult<Vec<Change>>> = if p == 1 {
+                    stage
+                        .subtasks
+                        .iter_mut()
+                        .zip(batches.into_iter().zip(stage.load.iter_mut()))
+                        .map(run)
+                        .collect()
+                } else {
+                    stage
+                        .subtasks
+                        .par_iter_mut()
+                        .zip(batches.into_par_iter().zip(stage.load.par_iter_mut()))
+                        .map(run)
+                        .collect()
+                };
+                let outputs = outputs.into_iter().collect::<OpResult<Vec<_>>>()?;
+                if outputs.iter().all(Vec::is_empty) {
+                    return Ok(());
+                }
+                let (next, next_exchange) = stage.output.clone().expect("checked in build");
+                self.push(next, &next_exchange, outputs)
+            }
+        }
+    }
+
+    fn report(&self, input_rows: u64, wall: Duration) -> JobReport {
+        let stages = self
+            .stages
+            .iter()
+            .map(|s| {
+                let mut states: Vec<StateReport> = Vec::new();
+                let mut counters: Vec<(String, u64)> = Vec::new();
+                for op in &s.subtasks {
+                    for r in op.state_reports() {
+                        match states.iter_mut().find(|x| x.name == r.name) {
+                            Some(x) => x.metrics.merge(&r.metrics),
+                            None => states.push(r),
+                        }
+                    }
+                    for (name, v) in op.counters() {
+                        match counters.iter_mut().find(|(n, _)| n == name) {
+                            Some((_, x)) => *x += v,
+                            None => counters.push((name.to_string(), v)),
+                        }
+                    }
+                }
+                let physical_bytes = states
+                    .iter()
+                    .map(|r| {
+                        r.column_family
+                            .as_ref()
+                            .and_then(|cf| self.options.backend.physical_bytes(cf))
+                    })
+                    .collect();
+                StageReport {
+                    name: s.name.clone(),
+                    parallelism: s.subtasks.len(),
+                    subtasks: s.load.clone(),
+                    states,
+                    physical_bytes,
+                    counters,
+                    records_shuffled: s.shuffled,
+                }
+            })
+            .collect();
+        JobReport {
+            input_rows,
+            sink_counts: self.sink.counts(),
+            wall,
+            stages,
+            latency: latency_stats(&self.latencies),
+            result: self.sink.is_materialized().then(|| self.sink.result()),
+            negative_rows: self.sink.negative_rows(),
+        }
+    }
+}
+
+/// Row-weighted percentiles of the sink's delivery latencies.
+fn latency_stats(samples: &[(Duration, u64)]) -> LatencyStats {
+    let mut s: Vec<(Duration, u64)> = samples.to_vec();
+    s.sort_by_key(|(d, _)| *d);
+    let total: u64 = s.iter().map(|(_, n)| n).sum();
+    if total == 0 {
+        return LatencyStats::default();
+    }
+    let pct = |p: f64| {
+        let want = ((total as f64) * p).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (d, n) in &s {
+            seen += n;
+            if seen >= want {
+                return *d;
+            }
+        }
+        s.last().map(|x| x.0).unwrap_or_default()
+    };
+    LatencyStats {
+        p50: pct(0.50),
+        p99: pct(0.99),
+        max: s.last().map(|x| x.0).unwrap_or_default(),
+    }
+}

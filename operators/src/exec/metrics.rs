@@ -1,0 +1,144 @@
+//! What a run measured (DESIGN.md §8).
+
+use crate::changelog::KindCounts;
+use crate::state::StateReport;
+use crate::value::Row;
+use std::time::Duration;
+
+/// One subtask's load.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SubtaskLoad {
+    pub records_in: u64,
+    pub records_out: u64,
+    pub busy: Duration,
+}
+
+/// One stage (operator) of the job.
+#[derive(Clone, Debug)]
+pub struct StageReport {
+    pub name: String,
+    pub parallelism: usize,
+    pub subtasks: Vec<SubtaskLoad>,
+    /// States merged over subtasks, by state name.
+    pub states: Vec<StateReport>,
+    /// RocksDB physical bytes per state (same order as `states`).
+    pub physical_bytes: Vec<Option<u64>>,
+    /// Operator counters summed over subtasks.
+    pub counters: Vec<(String, u64)>,
+    /// Records this stage received through a hash exchange.
+    pub records_shuffled: u64,
+}
+
+impl StageReport {
+    pub fn records_in(&self) -> u64 {
+        self.subtasks.iter().map(|s| s.records_in).sum()
+    }
+    pub fn records_out(&self) -> u64 {
+        self.subtasks.iter().map(|s| s.records_out).sum()
+    }
+    /// Max over mean of records in per subtask (1.0 = perfectly even).
+    pub fn hotspot_factor(&self) -> f64 {
+        let n = self.subtasks.len().max(1) as f64;
+        let total = self.records_in() as f64;
+        if total == 0.0 {
+            return 1.0;
+        }
+        let max = self
+            .subtasks
+            .iter()
+            .map(|s| s.records_in)
+            .max()
+            .unwrap_or(0) as f64;
+        max / (total / n)
+    }
+    pub fn max_busy(&self) -> Duration {
+        self.subtasks
+            .iter()
+            .map(|s| s.busy)
+            .max()
+            .unwrap_or_default()
+    }
+    pub fn state_entries(&self) -> i64 {
+        self.states.iter().map(|s| s.metrics.entries).sum()
+    }
+    pub fn state_bytes(&self) -> i64 {
+        self.states.iter().map(|s| s.metrics.logical_bytes).sum()
+    }
+    pub fn state_reads(&self) -> u64 {
+        self.states.iter().map(|s| s.metrics.reads).sum()
+    }
+    pub fn state_writes(&self) -> u64 {
+        self.states
+            .iter()
+            .map(|s| s.metrics.writes + s.metrics.deletes)
+            .sum()
+    }
+    pub fn counter(&self, name: &str) -> u64 {
+        self.counters
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v)
+            .sum()
+    }
+}
+
+/// Ingestion-to-emission latency of the rows the sink received.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LatencyStats {
+    pub p50: Duration,
+    pub p99: Duration,
+    pub max: Duration,
+}
+
+#[derive(Clone, Debug)]
+pub struct JobReport {
+    pub input_rows: u64,
+    pub sink_counts: KindCounts,
+    pub wall: Duration,
+    pub stages: Vec<StageReport>,
+    pub latency: LatencyStats,
+    /// The sink's materialised rows, sorted; `None` when not materialised.
+    pub result: Option<Vec<Row>>,
+    /// Retractions the sink received for rows it never had.
+    pub negative_rows: Vec<(Row, i64)>,
+}
+
+impl JobReport {
+    /// Input records per second of wall time.
+    pub fn throughput(&self) -> f64 {
+        self.input_rows as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+    /// Input records per busy second of the hottest subtask of the busiest stage.
+    pub fn hottest_throughput(&self) -> f64 {
+        let busiest = self
+            .stages
+            .iter()
+            .map(|s| s.max_busy())
+            .max()
+            .unwrap_or_default();
+        self.input_rows as f64 / busiest.as_secs_f64().max(1e-9)
+    }
+    pub fn records_shuffled(&self) -> u64 {
+        self.stages.iter().map(|s| s.records_shuffled).sum()
+    }
+    pub fn state_entries(&self) -> i64 {
+        self.stages.iter().map(|s| s.state_entries()).sum()
+    }
+    pub fn state_bytes(&self) -> i64 {
+        self.stages.iter().map(|s| s.state_bytes()).sum()
+    }
+    pub fn state_reads(&self) -> u64 {
+        self.stages.iter().map(|s| s.state_reads()).sum()
+    }
+    pub fn state_writes(&self) -> u64 {
+        self.stages.iter().map(|s| s.state_writes()).sum()
+    }
+    /// The largest hotspot factor over stateful stages with more than one subtask.
+    pub fn hotspot_factor(&self) -> f64 {
+        self.stages
+            .iter()
+            .filter(|s| !s.states.is_empty())
+            .map(|s| s.hotspot_factor())
+            .fold(1.0, f64::max)
+    }
+}

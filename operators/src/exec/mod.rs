@@ -1,0 +1,31 @@
+//! The parallel executor.
+//!
+//! A job is a tree of stages fed by sources and ending in one sink. Each
+//! stage runs `P` subtasks (operator instances with their own state).
+//! Between stages an exchange routes records:
+//! - `Forward`: subtask `i` to subtask `i` (equal parallelism);
+//! - `Rebalance`: the upstream output, concatenated, cut into `P`
+//!   contiguous chunks (for stateless stages after a source);
+//! - `Hash(keys)`: each record to subtask `stable_hash(key) % P`;
+//! - `Single`: everything to subtask 0.
+//!
+//! Execution is batch-synchronous: the sources are read one batch at a time,
+//! round-robin in source order (one batch from the first source, then one
+//! from the second, ...; a finished source drops out), and each batch is
+//! pushed through the whole tree before the next is read. `rayon` runs a
+//! stage's subtasks in parallel, and their outputs are concatenated in
+//! subtask order. Every exchange preserves the relative order of records
+//! with the same key, so each key's changelog is processed in order, and a
+//! run is deterministic for a given input and configuration.
+//!
+//! Mini-batch bundles close when an operator's own size trigger fires, when
+//! `allow-latency` has passed since the last close (checked between
+//! batches), and at end of input, where stages are flushed upstream first.
+
+pub mod exchange;
+pub mod job;
+pub mod metrics;
+
+pub use exchange::Exchange;
+pub use job::{ChangeSource, Job, JobBuilder, StageId, Target};
+pub use metrics::{JobReport, LatencyStats, StageReport, SubtaskLoad};

@@ -1,0 +1,440 @@
+//! Scalar expressions over one row, bound to column positions.
+//!
+//! SQL three-valued logic: a comparison with NULL is NULL, `AND`/`OR` follow
+//! Kleene logic, and a filter keeps a row only when its predicate is TRUE.
+//! Integer arithmetic wraps instead of failing, integer division truncates,
+//! and division or `MOD` by zero yields NULL rather than failing the job.
+
+use crate::value::{Row, Value};
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    And,
+    Or,
+    Concat,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Mod => "MOD",
+            BinOp::Eq => "=",
+            BinOp::NotEq => "<>",
+            BinOp::Lt => "<",
+            BinOp::LtEq => "<=",
+            BinOp::Gt => ">",
+            BinOp::GtEq => ">=",
+            BinOp::And => "AND",
+            BinOp::Or => "OR",
+            BinOp::Concat => "||",
+        }
+    }
+}
+
+/// A scalar expression whose column references are positions in the input row.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Column(usize),
+    Literal(Value),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    Neg(Box<Expr>),
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
+    /// `CASE [operand] WHEN .. THEN .. [ELSE ..] END`.
+    Case {
+        operand: Option<Box<Expr>>,
+        branches: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
+    /// A deterministic non-negative hash of the value (`HASH_CODE`), used
+    /// by split-distinct bucketing.
+    Hash(Box<Expr>),
+    /// `CAST(x AS DOUBLE)`-style widening to double.
+    ToDouble(Box<Expr>),
+}
+
+impl Expr {
+    pub fn col(i: usize) -> Expr {
+        Expr::Column(i)
+    }
+    pub fn lit(v: Value) -> Expr {
+        Expr::Literal(v)
+    }
+    pub fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
+        Expr::Binary(op, Box::new(l), Box::new(r))
+    }
+
+    /// Evaluates the expression over `row`.
+    pub fn eval(&self, row: &[Value]) -> Value {
+        match self {
+            Expr::Column(i) => row[*i].clone(),
+            Expr::Literal(v) => v.clone(),
+            Expr::Binary(op, l, r) => match op {
+                BinOp::And => and(l.eval(row), || r.eval(row)),
+                BinOp::Or => or(l.eval(row), || r.eval(row)),
+                _ => binary(*op, &l.eval(row), &r.eval(row)),
+            },
+            Expr::Not(e) => match e.eval(row) {
+                Value::Bool(b) => Value::Bool(!b),
+                _ => Value::Null,
+            },
+            Expr::Neg(e) => match e.eval(row) {
+                Value::Int(i) => Value::Int(i.wrapping_neg()),
+                Value::Double(d) => Value::Double(-d),
+                _ => Value::Null,
+            },
+            Expr::IsNull { expr, negated } => Value::Bool(expr.eval(row).is_null() != *negated),
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let v = expr.eval(row);
+                if v.is_null() {
+                    return Value::Null;
+                }
+                let mut saw_null = false;
+                for item in list {
+                    let w = item.eval(row);
+                    match compare(BinOp::Eq, &v, &w) {
+                        Value::Bool(true) => return Value::Bool(!negated),
+                        Value::Null => saw_null = true,
+                        _ => {}
+                    }
+                }
+                if saw_null {
+                    Value::Null
+                } else {
+                    Value::Bool(*negated)
+                }
+            }
+            Expr::Case {
+                operand,
+                branches,
+                otherwise,
+            } => {
+                let op = operand.as_ref().map(|o| o.eval(row));
+                for (when, then) in branches {
+                    let hit = match &op {
+                        Some(v) => compare(BinOp::Eq, v, &when.eval(row)),
+                        None => when.eval(row),
+                    };
+                    if matches!(hit, Value::Bool(true)) {
+                        return then.eval(row);
+                    }
+                }
+                otherwise
+                    .as_ref()
+                    .map(|e| e.eval(row))
+                    .unwrap_or(Value::Null)
+            }
+            Expr::Hash(e) => match e.eval(row) {
+                Value::Null => Value::Null,
+                v => Value::Int((stable_hash(std::slice::from_ref(&v)) & 0x7fff_ffff) as i64),
+            },
+            Expr::ToDouble(e) => match e.eval(row) {
+                Value::Int(i) => Value::Double(i as f64),
+                v @ Value::Double(_) => v,
+                _ => Value::Null,
+            },
+        }
+    }
+
+    /// True when the predicate holds (NULL and FALSE both reject).
+    pub fn is_true(&self, row: &[Value]) -> bool {
+        matches!(self.eval(row), Value::Bool(true))
+    }
+
+    /// Evaluates each expression into a new row.
+    pub fn project(exprs: &[Expr], row: &[Value]) -> Row {
+        exprs.iter().map(|e| e.eval(row)).collect()
+    }
+
+    /// Shifts every column reference by `offset` (for predicates over the
+    /// right side of a join that see the concatenated row).
+    pub fn shift_columns(&self, offset: usize) -> Expr {
+        self.map_columns(&|i| i + offset)
+    }
+
+    /// Rewrites every column reference through `f`.
+    pub fn map_columns(&self, f: &dyn Fn(usize) -> usize) -> Expr {
+        let m = |e: &Expr| Box::new(e.map_columns(f));
+        match self {
+            Expr::Column(i) => Expr::Column(f(*i)),
+            Expr::Literal(v) => Expr::Literal(v.clone()),
+            Expr::Binary(op, l, r) => Expr::Binary(*op, m(l), m(r)),
+            Expr::Not(e) => Expr::Not(m(e)),
+            Expr::Neg(e) => Expr::Neg(m(e)),
+            Expr::IsNull { expr, negated } => Expr::IsNull {
+                expr: m(expr),
+                negated: *negated,
+            },
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => Expr::InList {
+                expr: m(expr),
+                list: list.iter().map(|e| e.map_columns(f)).collect(),
+                negated: *negated,
+            },
+            Expr::Case {
+                operand,
+                branches,
+                otherwise,
+            } => Expr::Case {
+                operand: operand.as_ref().map(|e| m(e)),
+                branches: branches
+                    .iter()
+                    .map(|(w, t)| (w.map_columns(f), t.map_columns(f)))
+                    .collect(),
+                otherwise: otherwise.as_ref().map(|e| m(e)),
+            },
+            Expr::Hash(e) => Expr::Hash(m(e)),
+            Expr::ToDouble(e) => Expr::ToDouble(m(e)),
+        }
+    }
+
+    /// Column positions the expression reads.
+    pub fn columns(&self, out: &mut Vec<usize>) {
+        match self {
+            Expr::Column(i) => out.push(*i),
+            Expr::Literal(_) => {}
+            Expr::Binary(_, l, r) => {
+                l.columns(out);
+                r.columns(out);
+            }
+            Expr::Not(e) | Expr::Neg(e) | Expr::Hash(e) | Expr::ToDouble(e) => e.columns(out),
+            Expr::IsNull { expr, .. } => expr.columns(out),
+            Expr::InList { expr, list, .. } => {
+                expr.columns(out);
+                list.iter().for_each(|e| e.columns(out));
+            }
+            Expr::Case {
+                operand,
+                branches,
+                otherwise,
+            } => {
+                if let Some(o) = operand {
+                    o.columns(out);
+                }
+                for (w, t) in branches {
+                    w.columns(out);
+                    t.columns(out);
+                }
+                if let Some(o) = otherwise {
+                    o.columns(out);
+                }
+            }
+        }
+    }
+}
+
+fn and(l: Value, r: impl FnOnce() -> Value) -> Value {
+    match l {
+        Value::Bool(false) => Value::Bool(false),
+        Value::Bool(true) => match r() {
+            Value::Bool(b) => Value::Bool(b),
+            _ => Value::Null,
+        },
+        _ => match r() {
+            Value::Bool(false) => Value::Bool(false),
+            _ => Value::Null,
+        },
+    }
+}
+
+fn or(l: Value, r: impl FnOnce() -> Value) -> Value {
+    match l {
+        Value::Bool(true) => Value::Bool(true),
+        Value::Bool(false) => match r() {
+            Value::Bool(b) => Value::Bool(b),
+            _ => Value::Null,
+        },
+        _ => match r() {
+            Value::Bool(true) => Value::Bool(true),
+            _ => Value::Null,
+        },
+    }
+}
+
+fn compare(op: BinOp, l: &Value, r: &Value) -> Value {
+    use std::cmp::Ordering::*;
+    match l.sql_cmp(r) {
+        None => Value::Null,
+        Some(o) => Value::Bool(match op {
+            BinOp::Eq => o == Equal,
+            BinOp::NotEq => o != Equal,
+            BinOp::Lt => o == Less,
+            BinOp::LtEq => o != Greater,
+            BinOp::Gt => o == Greater,
+            BinOp::GtEq => o != Less,
+            _ => unreachable!("not a comparison"),
+        }),
+    }
+}
+
+fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
+    match op {
+        BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq => {
+            compare(op, l, r)
+        }
+        BinOp::Concat => match (l, r) {
+            (Value::Null, _) | (_, Value::Null) => Value::Null,
+            (a, b) => Value::str(&format!("{a}{b}")),
+        },
+        _ => arithmetic(op, l, r),
+    }
+}
+
+fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Value {
+    match (l, r) {
+        (Value::Int(a), Value::Int(b)) => {
+            let (a, b) = (*a, *b);
+            match op {
+                BinOp::Add => Value::Int(a.wrapping_add(b)),
+                BinOp::Sub => Value::Int(a.wrapping_sub(b)),
+                BinOp::Mul => Value::Int(a.wrapping_mul(b)),
+                BinOp::Div if b == 0 => Value::Null,
+                BinOp::Div => Value::Int(a.wrapping_div(b)),
+                BinOp::Mod if b == 0 => Value::Null,
+                BinOp::Mod => Value::Int(a.wrapping_rem(b)),
+                _ => Value::Null,
+            }
+        }
+        (Value::Int(_) | Value::Double(_), Value::Int(_) | Value::Double(_)) => {
+            let (a, b) = (l.as_f64().unwrap(), r.as_f64().unwrap());
+            match op {
+                BinOp::Add => Value::Double(a + b),
+                BinOp::Sub => Value::Double(a - b),
+                BinOp::Mul => Value::Double(a * b),
+                BinOp::Div if b == 0.0 => Value::Null,
+                BinOp::Div => Value::Double(a / b),
+                BinOp::Mod if b == 0.0 => Value::Null,
+                BinOp::Mod => Value::Double(a % b),
+                _ => Value::Null,
+            }
+        }
+        _ => Value::Null,
+    }
+}
+
+/// A hash of values that is the same on every run and machine: it routes
+/// records to subtasks and buckets, so it must not be randomly seeded.
+pub fn stable_hash(values: &[Value]) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = foldhash::fast::FixedState::with_seed(0x006a_6f69_6e6c_6162).build_hasher();
+    for v in values {
+        v.hash(&mut h);
+    }
+    h.finish()
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Column(i) => write!(f, "${i}"),
+            Expr::Literal(Value::Str(s)) => write!(f, "'{s}'"),
+            Expr::Literal(Value::Null) => write!(f, "NULL"),
+            Expr::Literal(v) => write!(f, "{v}"),
+            Expr::Binary(op, l, r) => write!(f, "{}({l}, {r})", op.symbol()),
+            Expr::Not(e) => write!(f, "NOT({e})"),
+            Expr::Neg(e) => write!(f, "-({e})"),
+            Expr::IsNull { expr, negated } => {
+                write!(f, "IS {}NULL({expr})", if *negated { "NOT " } else { "" })
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                write!(f, "{}IN({expr}", if *negated { "NOT " } else { "" })?;
+                for e in list {
+                    write!(f, ", {e}")?;
+                }
+                write!(f, ")")
+            }
+            Expr::Case {
+                operand,
+                branches,
+                otherwise,
+            } => {
+                write!(f, "CASE(")?;
+                if let Some(o) = operand {
+                    write!(f, "{o}; ")?;
+                }
+                for (i, (w, t)) in branches.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{w} => {t}")?;
+                }
+                if let Some(o) = otherwise {
+                    write!(f, ", ELSE {o}")?;
+                }
+                write!(f, ")")
+            }
+            Expr::Hash(e) => write!(f, "HASH_CODE({e})"),
+            Expr::ToDouble(e) => write!(f, "CAST({e} AS DOUBLE)"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_valued_logic() {
+        let null = Expr::lit(Value::Null);
+        let t = Expr::lit(Value::Bool(true));
+        let f = Expr::lit(Value::Bool(false));
+        assert_eq!(
+            Expr::bin(BinOp::And, null.clone(), f.clone()).eval(&[]),
+            Value::Bool(false)
+        );
+        assert_eq!(
+            Expr::bin(BinOp::And, null.clone(), t.clone()).eval(&[]),
+            Value::Null
+        );
+        assert_eq!(
+            Expr::bin(BinOp::Or, null.clone(), t).eval(&[]),
+            Value::Bool(true)
+        );
+        assert!(!Expr::bin(BinOp::Eq, null, f).is_true(&[]));
+    }
+
+    #[test]
+    fn division_by_zero_is_null() {
+        let e = Expr::bin(
+            BinOp::Div,
+            Expr::lit(Value::Int(1)),
+            Expr::lit(Value::Int(0)),
+        );
+        assert_eq!(e.eval(&[]), Value::Null);
+    }
+}

@@ -1,0 +1,233 @@
+//! One input side's join state, in the three layouts Flink uses.
+//!
+//! | layout | when | state |
+//! |---|---|---|
+//! | `JoinKeyContainsUniqueKey` | the join key covers a unique key | value state: join key → row |
+//! | `HasUniqueKey` | the input has a unique key | map state: join key → {unique key → row} |
+//! | `NoUniqueKey` | otherwise | map state: join key → {row → count} |
+//!
+//! An outer side (the preserved side of a LEFT join) also keeps, per row,
+//! its number of matches on the other side ("associations"), which decides
+//! when its NULL-padded row must be emitted or retracted.
+//!
+//! Stored values: `JoinKeyContainsUniqueKey` and `HasUniqueKey` store the
+//! row followed by the associations (outer side only); `NoUniqueKey` stores
+//! `[count]` or `[count, associations]` under the row itself.
+
+use crate::operator::OpResult;
+use crate::state::{MapState, StateBackend, StateReport, ValueState};
+use crate::value::{Row, Value};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JoinStateLayout {
+    JoinKeyContainsUniqueKey,
+    /// Positions of the unique key in the input row.
+    HasUniqueKey(Vec<usize>),
+    NoUniqueKey,
+}
+
+impl JoinStateLayout {
+    pub fn describe(&self) -> &'static str {
+        match self {
+            JoinStateLayout::JoinKeyContainsUniqueKey => "JoinKeyContainsUniqueKey",
+            JoinStateLayout::HasUniqueKey(_) => "HasUniqueKey",
+            JoinStateLayout::NoUniqueKey => "NoUniqueKey",
+        }
+    }
+}
+
+enum Store {
+    Value(ValueState),
+    Map(MapState),
+}
+
+/// A row of this side that matched, with how often it is stored and its
+/// associations (outer side only).
+pub struct Stored {
+    pub row: Row,
+    pub count: i64,
+    pub associations: i64,
+}
+
+pub struct JoinSideState {
+    layout: JoinStateLayout,
+    outer: bool,
+    arity: usize,
+    store: Store,
+}
+
+impl JoinSideState {
+    pub fn new(
+        backend: &StateBackend,
+        scope: &str,
+        name: &str,
+        layout: JoinStateLayout,
+        outer: bool,
+        arity: usize,
+    ) -> OpResult<JoinSideState> {
+        let extra = outer as usize;
+        let store = match &layout {
+            JoinStateLayout::JoinKeyContainsUniqueKey => {
+                Store::Value(backend.value_state(scope, name, arity + extra)?)
+            }
+            JoinStateLayout::HasUniqueKey(uk) => {
+                Store::Map(backend.map_state(scope, name, uk.len(), arity + extra)?)
+            }
+            JoinStateLayout::NoUniqueKey => {
+                Store::Map(backend.map_state(scope, name, arity, 1 + extra)?)
+            }
+        };
+        Ok(JoinSideState {
+            layout,
+            outer,
+            arity,
+            store,
+        })
+    }
+
+    pub fn layout(&self) -> &JoinStateLayout {
+        &self.layout
+    }
+
+    pub fn report(&self) -> StateReport {
+        match &self.store {
+            Store::Value(s) => s.report(),
+            Store::Map(s) => s.report(),
+        }
+    }
+
+    /// Every stored row under `key` for which `keep` holds.
+    pub fn matches(
+        &mut self,
+        key: &[Value],
+        mut keep: impl FnMut(&[Value]) -> bool,
+    ) -> OpResult<Vec<Stored>> {
+        let arity = self.arity;
+        let outer = self.outer;
+        let mut found = Vec::new();
+        match (&mut self.store, &self.layout) {
+            (Store::Value(s), _) => {
+                if let Some(v) = s.get(key)? {
+                    if keep(&v[..arity]) {
+                        let associations = if outer {
+                            v[arity].as_int().unwrap_or(0)
+                        } else {
+                            0
+                        };
+                        let mut row = v;
+                        row.truncate(arity);
+                        found.push(Stored {
+                            row,
+                            count: 1,
+                            associations,
+                        });
+                    }
+                }
+            }
+            (Store::Map(s), JoinStateLayout::HasUniqueKey(_)) => s.for_each(key, |_, v| {
+                if keep(&v[..arity]) {
+                    found.push(Stored {
+                        row: v[..arity].to_vec(),
+                        count: 1,
+                        associations: if outer {
+                            v[arity].as_int().unwrap_or(0)
+                        } else {
+                            0
+                        },
+                    });
+                }
+            })?,
+            (Store::Map(s), _) => s.for_each(key, |row, v| {
+                if keep(row) {
+                    found.push(Stored {
+                        row: row.to_vec(),
+                        count: v[0].as_int().unwrap_or(0),
+                        associations: if outer { v[1].as_int().unwrap_or(0) } else { 0 },
+                    });
+                }
+            })?,
+        }
+        Ok(found)
+    }
+
+    /// Adds one copy of `row` (with its associations, on an outer side).
+    pub fn add(&mut self, key: &[Value], row: &[Value], associations: i64) -> OpResult<()> {
+        let outer = self.outer;
+        let with_assoc = |row: &[Value]| {
+            let mut v = row.to_vec();
+            if outer {
+                v.push(Value::Int(associations));
+            }
+            v
+        };
+        match (&mut self.store, &self.layout) {
+            (Store::Value(s), _) => s.put(key, with_assoc(row))?,
+            (Store::Map(s), JoinStateLayout::HasUniqueKey(uk)) => {
+                let ukey: Row = uk.iter().map(|&i| row[i].clone()).collect();
+                s.put(key, &ukey, with_assoc(row))?
+            }
+            (Store::Map(s), _) => s.modify(key, row, |slot| {
+                let count = slot.as_ref().and_then(|v| v[0].as_int()).unwrap_or(0) + 1;
+                let mut v = vec![Value::Int(count)];
+                if outer {
+                    v.push(Value::Int(associations));
+                }
+                *slot = Some(v);
+            })?,
+        }
+        Ok(())
+    }
+
+    /// Removes one copy of `row`.
+    pub fn retract(&mut self, key: &[Value], row: &[Value]) -> OpResult<()> {
+        match (&mut self.store, &self.layout) {
+            (Store::Value(s), _) => s.delete(key)?,
+            (Store::Map(s), JoinStateLayout::HasUniqueKey(uk)) => {
+                let ukey: Row = uk.iter().map(|&i| row[i].clone()).collect();
+                s.delete(key, &ukey)?
+            }
+            (Store::Map(s), _) => s.modify(key, row, |slot| {
+                if let Some(v) = slot {
+                    let count = v[0].as_int().unwrap_or(0) - 1;
+                    if count <= 0 {
+                        *slot = None;
+                    } else {
+                        v[0] = Value::Int(count);
+                    }
+                }
+            })?,
+        }
+        Ok(())
+    }
+
+    /// Sets the associations of a stored row (outer side only).
+    pub fn set_associations(
+        &mut self,
+        key: &[Value],
+        row: &[Value],
+        associations: i64,
+    ) -> OpResult<()> {
+        let arity = self.arity;
+        match (&mut self.store, &self.layout) {
+            (Store::Value(s), _) => s.modify(key, |slot| {
+                if let Some(v) = slot {
+                    v[arity] = Value::Int(associations);
+                }
+            })?,
+            (Store::Map(s), JoinStateLayout::HasUniqueKey(uk)) => {
+                let ukey: Row = uk.iter().map(|&i| row[i].clone()).collect();
+                s.modify(key, &ukey, |slot| {
+                    if let Some(v) = slot {
+                        v[arity] = Value::Int(associations);
+                    }
+                })?
+            }
+            (Store::Map(s), _) => s.modify(key, row, |slot| {
+                if let Some(v) = slot {
+                    v[1] = Value::Int(associations);
+                }
+            })?,
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,16 @@
+//! Operators: rows and the changelog, state backends, every join and
+//! aggregate operator, and the parallel executor.
+
+pub mod changelog;
+pub mod expr;
+pub mod value;
+
+pub use changelog::{Change, ChangelogMode, RowKind};
+pub use value::{DataType, Row, Value};
+pub mod agg;
+pub mod calc;
+pub mod exec;
+pub mod join;
+pub mod operator;
+pub mod sink;
+pub mod state;

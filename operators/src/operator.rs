@@ -1,0 +1,45 @@
+//! The one trait every physical operator implements.
+//!
+//! An operator instance is one *subtask*: it sees the records that its
+//! stage's exchange routes to it, keeps its own keyed state, and emits
+//! changes. The executor calls [`Operator::process`] once per batch and
+//! [`Operator::finish_bundle`] when a mini-batch bundle closes (on size, on
+//! latency, and at end of input).
+
+use crate::changelog::Change;
+use crate::state::{StateError, StateReport};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpError {
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// A source could not read its input (bad file, malformed row).
+    #[error("{0}")]
+    Source(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+pub type OpResult<T> = Result<T, OpError>;
+
+pub trait Operator: Send {
+    /// Processes `batch`, which arrived on input `input` (0 for one-input
+    /// operators; 0 = left and 1 = right for joins), appending output to `out`.
+    fn process(&mut self, input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()>;
+
+    /// Emits whatever a mini-batch bundle buffered. One-record-at-a-time
+    /// operators have nothing buffered.
+    fn finish_bundle(&mut self, _out: &mut Vec<Change>) -> OpResult<()> {
+        Ok(())
+    }
+
+    /// Every state the operator keeps, with its counters.
+    fn state_reports(&self) -> Vec<StateReport> {
+        Vec::new()
+    }
+
+    /// Operator-specific counters (rows visited, lookups, cache hits, ...).
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,106 @@
+//! The sink end of a job: counts the changelog it receives by kind,
+//! materialises it, and optionally keeps every row (for `--changelog`).
+//!
+//! Materialising is optional (a blackhole sink in Flink keeps nothing, and
+//! the lab should not charge its cost to the operators measured).
+//! A retract sink materialises a multiset (`+I`/`+U` add, `-U`/`-D` remove).
+//! An upsert sink keeps one row per primary key: `+I`/`+U` overwrite, `-D`
+//! deletes, and `-U` (if an upstream still sends it) is ignored.
+
+use crate::changelog::{Change, KindCounts, Multiset, RowKind, SinkEncoding};
+use crate::state::heap::{new_map, Map};
+use crate::value::{cmp_rows, Row};
+
+pub struct SinkCollector {
+    encoding: SinkEncoding,
+    counts: KindCounts,
+    retract: Multiset,
+    upsert: Map<Row, Row>,
+    keep_changelog: bool,
+    materialize: bool,
+    changelog: Vec<Change>,
+    /// Print each row as Flink's print connector does, with this prefix.
+    print: Option<String>,
+}
+
+impl SinkCollector {
+    pub fn new(
+        encoding: SinkEncoding,
+        keep_changelog: bool,
+        materialize: bool,
+        print: Option<String>,
+    ) -> SinkCollector {
+        SinkCollector {
+            encoding,
+            counts: KindCounts::default(),
+            retract: Multiset::new(),
+            upsert: new_map(),
+            keep_changelog,
+            materialize,
+            changelog: Vec::new(),
+            print,
+        }
+    }
+
+    pub fn consume(&mut self, batch: Vec<Change>) {
+        for c in batch {
+            self.counts.add(c.kind);
+            if let Some(prefix) = &self.print {
+                println!("{prefix}{c}");
+            }
+            if !self.materialize {
+                if self.keep_changelog {
+                    self.changelog.push(c);
+                }
+                continue;
+            }
+            match &self.encoding {
+                SinkEncoding::Upsert { key } => {
+                    let k: Row = key.iter().map(|&i| c.row[i].clone()).collect();
+                    match c.kind {
+                        RowKind::Insert | RowKind::UpdateAfter => {
+                            self.upsert.insert(k, c.row.clone());
+                        }
+                        RowKind::Delete => {
+                            self.upsert.remove(&k);
+                        }
+                        RowKind::UpdateBefore => {}
+                    }
+                }
+                _ => self.retract.apply(&c),
+            }
+            if self.keep_changelog {
+                self.changelog.push(c);
+            }
+        }
+    }
+
+    pub fn counts(&self) -> KindCounts {
+        self.counts
+    }
+
+    pub fn changelog(&self) -> &[Change] {
+        &self.changelog
+    }
+
+    pub fn is_materialized(&self) -> bool {
+        self.materialize
+    }
+
+    /// The materialised result, sorted (empty when not materialising).
+    pub fn result(&self) -> Vec<Row> {
+        match &self.encoding {
+            SinkEncoding::Upsert { .. } => {
+                let mut rows: Vec<Row> = self.upsert.values().cloned().collect();
+                rows.sort_by(|a, b| cmp_rows(a, b));
+                rows
+            }
+            _ => self.retract.sorted_rows(),
+        }
+    }
+
+    /// Retractions of rows that were never added (a bug upstream if any).
+    pub fn negative_rows(&self) -> Vec<(Row, i64)> {
+        self.retract.negative()
+    }
+}

@@ -1,0 +1,385 @@
+//! The RocksDB backend: a real on-disk database per run.
+//!
+//! One column family per (operator, state), shared by the operator's
+//! subtasks (their keys are disjoint, as hash partitioning guarantees).
+//! Keys and values are encoded by [`super::codec`]; a map state's entry key
+//! is `encode(key) ++ encode(user key)`, so one key's entries are contiguous
+//! and found by a prefix seek. Writes skip the WAL: durability would come
+//! from checkpoints, which the lab does not take. No compression library is
+//! linked, so every column family is uncompressed.
+//!
+//! Live entries and logical bytes must be exact, so a write must know the
+//! size of the value it replaces. Read-modify-write (the common case) knows
+//! it from its read; a blind `put`/`delete` remembers the last key read and
+//! otherwise looks the old value up first (a real, uncounted `get`).
+
+use super::codec::{decode, decode_all, encode_into};
+use super::{StateError, StateMetrics, StateReport, StateResult};
+use crate::value::{Row, Value};
+use rocksdb::{
+    BoundColumnFamily, DBCompressionType, DBWithThreadMode, MultiThreaded, Options, WriteOptions,
+};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+type Db = DBWithThreadMode<MultiThreaded>;
+
+/// The database of one run and the directory it lives in.
+pub struct RocksDbStore {
+    db: Arc<Db>,
+    create_lock: Mutex<()>,
+    // Dropped after `db` (field order), so the files go once RocksDB closed.
+    _dir: tempfile::TempDir,
+}
+
+fn cf_options() -> Options {
+    let mut o = Options::default();
+    o.set_compression_type(DBCompressionType::None);
+    o
+}
+
+fn err(state: &str, e: rocksdb::Error) -> StateError {
+    StateError::RocksDb {
+        state: state.to_string(),
+        message: e.into_string(),
+    }
+}
+
+impl RocksDbStore {
+    pub fn open(parent: Option<&Path>) -> StateResult<RocksDbStore> {
+        let parent = parent
+            .map(Path::to_path_buf)
+            .unwrap_or_else(std::env::temp_dir);
+        let dir_err = |e: std::io::Error| StateError::Directory {
+            dir: parent.display().to_string(),
+            message: e.to_string(),
+        };
+        std::fs::create_dir_all(&parent).map_err(dir_err)?;
+        let dir = tempfile::Builder::new()
+            .prefix("joinlab-rocksdb-")
+            .tempdir_in(&parent)
+            .map_err(dir_err)?;
+        let mut opts = cf_options();
+        opts.create_if_missing(true);
+        opts.create_missing_column_families(true);
+        let db = Db::open(&opts, dir.path()).map_err(|e| err("<open>", e))?;
+        Ok(RocksDbStore {
+            db: Arc::new(db),
+            create_lock: Mutex::new(()),
+            _dir: dir,
+        })
+    }
+
+    fn ensure_cf(&self, cf: &str) -> StateResult<()> {
+        let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if self.db.cf_handle(cf).is_none() {
+            self.db
+                .create_cf(cf, &cf_options())
+                .map_err(|e| err(cf, e))?;
+        }
+        Ok(())
+    }
+
+    pub fn value_state(
+        &self,
+        scope: &str,
+        name: &str,
+        _value_arity: usize,
+    ) -> StateResult<RocksValueState> {
+        let cf = format!("{scope}/{name}");
+        self.ensure_cf(&cf)?;
+        Ok(RocksValueState {
+            inner: Handle::new(self.db.clone(), name, cf),
+        })
+    }
+
+    pub fn map_state(
+        &self,
+        scope: &str,
+        name: &str,
+        ukey_arity: usize,
+        _value_arity: usize,
+    ) -> StateResult<RocksMapState> {
+        let cf = format!("{scope}/{name}");
+        self.ensure_cf(&cf)?;
+        Ok(RocksMapState {
+            inner: Handle::new(self.db.clone(), name, cf),
+            ukey_arity,
+        })
+    }
+
+    pub fn physical_bytes(&self, cf: &str) -> Option<u64> {
+        let handle = self.db.cf_handle(cf)?;
+        let live = self
+            .db
+            .property_int_value_cf(&handle, "rocksdb.estimate-live-data-size")
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        let mem = self
+            .db
+            .property_int_value_cf(&handle, "rocksdb.cur-size-all-mem-tables")
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        Some(live + mem)
+    }
+}
+
+/// What one handle shares between value and map state: the column family,
+/// counters, scratch buffers and the last-read slot.
+struct Handle {
+    db: Arc<Db>,
+    name: String,
+    cf: String,
+    write_opts: WriteOptions,
+    key_buf: Vec<u8>,
+    val_buf: Vec<u8>,
+    /// The last key read and its value length (`None`: absent).
+    last: Option<(Vec<u8>, Option<usize>)>,
+    metrics: StateMetrics,
+}
+
+impl Handle {
+    fn new(db: Arc<Db>, name: &str, cf: String) -> Handle {
+        let mut write_opts = WriteOptions::default();
+        write_opts.disable_wal(true);
+        Handle {
+            db,
+            name: name.to_string(),
+            cf,
+            write_opts,
+            key_buf: Vec::new(),
+            val_buf: Vec::new(),
+            last: None,
+            metrics: StateMetrics::default(),
+        }
+    }
+
+    fn report(&self) -> StateReport {
+        StateReport {
+            name: self.name.clone(),
+            column_family: Some(self.cf.clone()),
+            metrics: self.metrics,
+        }
+    }
+
+    fn cf(&self) -> Arc<BoundColumnFamily<'_>> {
+        self.db
+            .cf_handle(&self.cf)
+            .expect("column family created with the handle")
+    }
+
+    fn err(&self, e: rocksdb::Error) -> StateError {
+        err(&self.cf, e)
+    }
+
+    /// Reads `key_buf`'s value (counted) and remembers its length.
+    fn read(&mut self) -> StateResult<Option<Row>> {
+        self.metrics.reads += 1;
+        let (row, len) = {
+            let cf = self.cf();
+            let got = self
+                .db
+                .get_pinned_cf(&cf, &self.key_buf)
+                .map_err(|e| err(&self.cf, e))?;
+            match got {
+                Some(bytes) => (
+                    Some(decode_all(&bytes).ok_or_else(|| StateError::Corrupt(self.cf.clone()))?),
+                    Some(bytes.len()),
+                ),
+                None => (None, None),
+            }
+        };
+        self.remember(len);
+        Ok(row)
+    }
+
+    fn remember(&mut self, len: Option<usize>) {
+        match &mut self.last {
+            Some((k, l)) => {
+                k.clear();
+                k.extend_from_slice(&self.key_buf);
+                *l = len;
+            }
+            None => self.last = Some((self.key_buf.clone(), len)),
+        }
+    }
+
+    /// The length of `key_buf`'s current value, from the last read if it was
+    /// this key, else by an uncounted lookup.
+    fn old_len(&mut self) -> StateResult<Option<usize>> {
+        if let Some((k, l)) = &self.last {
+            if *k == self.key_buf {
+                return Ok(*l);
+            }
+        }
+        let cf = self.cf();
+        let got = self
+            .db
+            .get_pinned_cf(&cf, &self.key_buf)
+            .map_err(|e| err(&self.cf, e))?;
+        Ok(got.map(|b| b.len()))
+    }
+
+    /// Writes `row` under `key_buf` (counted), keeping entries and bytes exact.
+    fn write(&mut self, row: &[Value]) -> StateResult<()> {
+        let old = self.old_len()?;
+        self.val_buf.clear();
+        encode_into(row, &mut self.val_buf);
+        self.metrics.writes += 1;
+        match old {
+            Some(l) => self.metrics.logical_bytes += self.val_buf.len() as i64 - l as i64,
+            None => {
+                self.metrics.entries += 1;
+                self.metrics.logical_bytes += (self.key_buf.len() + self.val_buf.len()) as i64;
+            }
+        }
+        let cf = self.cf();
+        self.db
+            .put_cf_opt(&cf, &self.key_buf, &self.val_buf, &self.write_opts)
+            .map_err(|e| self.err(e))?;
+        drop(cf);
+        let len = self.val_buf.len();
+        self.remember(Some(len));
+        Ok(())
+    }
+
+    /// Deletes `key_buf` (counted).
+    fn remove(&mut self) -> StateResult<()> {
+        let old = self.old_len()?;
+        self.metrics.deletes += 1;
+        if let Some(l) = old {
+            self.metrics.entries -= 1;
+            self.metrics.logical_bytes -= (self.key_buf.len() + l) as i64;
+        }
+        let cf = self.cf();
+        self.db
+            .delete_cf_opt(&cf, &self.key_buf, &self.write_opts)
+            .map_err(|e| self.err(e))?;
+        drop(cf);
+        self.remember(None);
+        Ok(())
+    }
+
+    fn modify<R>(&mut self, f: impl FnOnce(&mut Option<Row>) -> R) -> StateResult<R> {
+        let mut slot = self.read()?;
+        let existed = slot.is_some();
+        let r = f(&mut slot);
+        match slot {
+            Some(row) => self.write(&row)?,
+            None if existed => self.remove()?,
+            None => {}
+        }
+        Ok(r)
+    }
+}
+
+pub struct RocksValueState {
+    inner: Handle,
+}
+
+impl RocksValueState {
+    pub fn metrics(&self) -> StateMetrics {
+        self.inner.metrics
+    }
+    pub fn report(&self) -> StateReport {
+        self.inner.report()
+    }
+    fn set_key(&mut self, key: &[Value]) {
+        self.inner.key_buf.clear();
+        encode_into(key, &mut self.inner.key_buf);
+    }
+    pub fn get(&mut self, key: &[Value]) -> StateResult<Option<Row>> {
+        self.set_key(key);
+        self.inner.read()
+    }
+    pub fn put(&mut self, key: &[Value], value: Row) -> StateResult<()> {
+        self.set_key(key);
+        self.inner.write(&value)
+    }
+    pub fn delete(&mut self, key: &[Value]) -> StateResult<()> {
+        self.set_key(key);
+        self.inner.remove()
+    }
+    pub fn modify<R>(
+        &mut self,
+        key: &[Value],
+        f: impl FnOnce(&mut Option<Row>) -> R,
+    ) -> StateResult<R> {
+        self.set_key(key);
+        self.inner.modify(f)
+    }
+}
+
+pub struct RocksMapState {
+    inner: Handle,
+    ukey_arity: usize,
+}
+
+impl RocksMapState {
+    pub fn metrics(&self) -> StateMetrics {
+        self.inner.metrics
+    }
+    pub fn report(&self) -> StateReport {
+        self.inner.report()
+    }
+    fn set_key(&mut self, key: &[Value], ukey: &[Value]) {
+        self.inner.key_buf.clear();
+        encode_into(key, &mut self.inner.key_buf);
+        encode_into(ukey, &mut self.inner.key_buf);
+    }
+    pub fn get(&mut self, key: &[Value], ukey: &[Value]) -> StateResult<Option<Row>> {
+        self.set_key(key, ukey);
+        self.inner.read()
+    }
+    pub fn put(&mut self, key: &[Value], ukey: &[Value], value: Row) -> StateResult<()> {
+        self.set_key(key, ukey);
+        self.inner.write(&value)
+    }
+    pub fn delete(&mut self, key: &[Value], ukey: &[Value]) -> StateResult<()> {
+        self.set_key(key, ukey);
+        self.inner.remove()
+    }
+    pub fn modify<R>(
+        &mut self,
+        key: &[Value],
+        ukey: &[Value],
+        f: impl FnOnce(&mut Option<Row>) -> R,
+    ) -> StateResult<R> {
+        self.set_key(key, ukey);
+        self.inner.modify(f)
+    }
+    pub fn for_each(
+        &mut self,
+        key: &[Value],
+        mut f: impl FnMut(&[Value], &[Value]),
+    ) -> StateResult<()> {
+        let h = &mut self.inner;
+        h.key_buf.clear();
+        encode_into(key, &mut h.key_buf);
+        let prefix_len = h.key_buf.len();
+        let cf = h.cf();
+        let mut it = h.db.raw_iterator_cf(&cf);
+        it.seek(&h.key_buf);
+        let mut visited = 0u64;
+        while it.valid() {
+            let k = it.key().expect("valid iterator has a key");
+            if !k.starts_with(&h.key_buf) {
+                break;
+            }
+            visited += 1;
+            let corrupt = || StateError::Corrupt(h.cf.clone());
+            let (ukey, _) = decode(&k[prefix_len..], self.ukey_arity).ok_or_else(corrupt)?;
+            let value =
+                decode_all(it.value().expect("valid iterator has a value")).ok_or_else(corrupt)?;
+            f(&ukey, &value);
+            it.next();
+        }
+        it.status().map_err(|e| err(&h.cf, e))?;
+        drop(it);
+        drop(cf);
+        h.metrics.reads += visited.max(1);
+        Ok(())
+    }
+}

@@ -1,0 +1,146 @@
+//! The two state backends agree: same values, same counters, on the same
+//! sequence of operations; and the counters follow the documented rules.
+
+use operators::state::{StateBackend, StateMetrics};
+use operators::value::Value;
+use proptest::prelude::*;
+
+fn backends() -> Vec<StateBackend> {
+    vec![
+        StateBackend::heap(),
+        StateBackend::rocksdb(None).expect("rocksdb opens"),
+    ]
+}
+
+fn k(i: i64) -> Vec<Value> {
+    vec![Value::Int(i)]
+}
+
+#[test]
+fn value_state_counts_reads_writes_entries_and_bytes() {
+    for b in backends() {
+        let mut s = b.value_state("op", "acc", 1).unwrap();
+        assert_eq!(s.get(&k(1)).unwrap(), None);
+        s.put(&k(1), vec![Value::str("abc")]).unwrap();
+        s.put(&k(2), vec![Value::Int(7)]).unwrap();
+        s.put(&k(1), vec![Value::str("abcdef")]).unwrap();
+        assert_eq!(s.get(&k(1)).unwrap(), Some(vec![Value::str("abcdef")]));
+        s.delete(&k(2)).unwrap();
+        s.delete(&k(3)).unwrap();
+        let m = s.metrics();
+        // key Int = 9 bytes; "abcdef" = 1 + 1 + 6 = 8 bytes.
+        assert_eq!(
+            m,
+            StateMetrics {
+                reads: 2,
+                writes: 3,
+                deletes: 2,
+                entries: 1,
+                logical_bytes: 9 + 8,
+            },
+            "{:?}",
+            b.kind()
+        );
+    }
+}
+
+#[test]
+fn modify_is_one_read_and_one_write_or_delete() {
+    for b in backends() {
+        let mut s = b.value_state("op", "acc", 1).unwrap();
+        for _ in 0..5 {
+            s.modify(&k(1), |slot| {
+                let n = slot.as_ref().and_then(|r| r[0].as_int()).unwrap_or(0);
+                *slot = Some(vec![Value::Int(n + 1)]);
+            })
+            .unwrap();
+        }
+        s.modify(&k(1), |slot| *slot = None).unwrap();
+        let m = s.metrics();
+        assert_eq!(
+            (m.reads, m.writes, m.deletes, m.entries, m.logical_bytes),
+            (6, 5, 1, 0, 0)
+        );
+    }
+}
+
+#[test]
+fn map_state_scans_one_key_only() {
+    for b in backends() {
+        let mut s = b.map_state("op", "left", 1, 1).unwrap();
+        for key in [1i64, 2, 10] {
+            for u in 0..3 {
+                s.put(&k(key), &k(u), vec![Value::Int(key * 100 + u)])
+                    .unwrap();
+            }
+        }
+        let mut got = s.entries(&k(1)).unwrap();
+        got.sort_by_key(|(u, _)| u[0].as_int());
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[2], (k(2), vec![Value::Int(102)]));
+        assert!(s.entries(&k(5)).unwrap().is_empty());
+        let m = s.metrics();
+        assert_eq!(m.entries, 9);
+        assert_eq!(
+            m.reads,
+            3 + 1,
+            "a scan reads each entry, an empty scan once"
+        );
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Get(i64),
+    Put(i64, i64),
+    Delete(i64),
+    Incr(i64),
+    MapPut(i64, i64, i64),
+    MapDelete(i64, i64),
+    Scan(i64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (0..6i64).prop_map(Op::Get),
+        (0..6i64, -3..1000i64).prop_map(|(a, b)| Op::Put(a, b)),
+        (0..6i64).prop_map(Op::Delete),
+        (0..6i64).prop_map(Op::Incr),
+        (0..4i64, 0..4i64, 0..50i64).prop_map(|(a, b, c)| Op::MapPut(a, b, c)),
+        (0..4i64, 0..4i64).prop_map(|(a, b)| Op::MapDelete(a, b)),
+        (0..4i64).prop_map(Op::Scan),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn heap_and_rocksdb_agree(ops in proptest::collection::vec(op(), 1..60)) {
+        let mut results = Vec::new();
+        for b in backends() {
+            let mut v = b.value_state("op", "v", 1).unwrap();
+            let mut m = b.map_state("op", "m", 1, 1).unwrap();
+            let mut trace = Vec::new();
+            for o in &ops {
+                match o {
+                    Op::Get(a) => trace.push(format!("{:?}", v.get(&k(*a)).unwrap())),
+                    Op::Put(a, x) => v.put(&k(*a), vec![Value::Int(*x), Value::str(&"x".repeat(*a as usize))]).unwrap(),
+                    Op::Delete(a) => v.delete(&k(*a)).unwrap(),
+                    Op::Incr(a) => v.modify(&k(*a), |s| {
+                        let n = s.as_ref().and_then(|r| r[0].as_int()).unwrap_or(0);
+                        *s = if n >= 2 { None } else { Some(vec![Value::Int(n + 1)]) };
+                    }).unwrap(),
+                    Op::MapPut(a, u, x) => m.put(&k(*a), &k(*u), vec![Value::Int(*x)]).unwrap(),
+                    Op::MapDelete(a, u) => m.delete(&k(*a), &k(*u)).unwrap(),
+                    Op::Scan(a) => {
+                        let mut e = m.entries(&k(*a)).unwrap();
+                        e.sort_by_key(|(u, _)| u[0].as_int());
+                        trace.push(format!("{e:?}"));
+                    }
+                }
+            }
+            results.push((trace, v.metrics(), m.metrics()));
+        }
+        prop_assert_eq!(&results[0], &results[1]);
+    }
+}

@@ -1,0 +1,747 @@
+//! The configuration registry: Flink's key names, types and defaults, plus a
+//! few `lab.*` keys of the lab itself.
+//!
+//! [`Config::set`] validates one key and value as `SET 'key' = 'value'` does
+//! (unknown keys and malformed values fail with a message that says what was
+//! expected); [`Config::validate`] checks the rules that involve several keys
+//! and runs at planning time, so that a script may set related keys in any
+//! order. Values are stored in canonical form: enums in their canonical
+//! spelling, durations in milliseconds (`5000 ms`).
+//!
+//! | key | type | default |
+//! |---|---|---|
+//! | `table.exec.mini-batch.enabled` | Boolean | `false` |
+//! | `table.exec.mini-batch.allow-latency` | Duration | `0 ms` |
+//! | `table.exec.mini-batch.size` | Long | `-1` |
+//! | `table.optimizer.agg-phase-strategy` | Enum | `AUTO` |
+//! | `table.optimizer.distinct-agg.split.enabled` | Boolean | `false` |
+//! | `table.optimizer.distinct-agg.split.bucket-num` | Integer (>= 1) | `1024` |
+//! | `table.optimizer.multi-join.enabled` | Boolean | `false` |
+//! | `table.optimizer.delta-join.strategy` | Enum | `AUTO` |
+//! | `table.exec.delta-join.cache-enabled` | Boolean | `true` |
+//! | `table.exec.delta-join.left.cache-size` | Long (>= 1) | `10000` |
+//! | `table.exec.delta-join.right.cache-size` | Long (>= 1) | `10000` |
+//! | `table.exec.state.ttl` | Duration | `0 ms` |
+//! | `parallelism.default` | Integer (>= 1) | `1` |
+//! | `state.backend.type` | Enum | `hashmap` |
+//! | `lab.source.batch-size` | Integer (>= 1) | `1024` |
+//! | `lab.state.dir` | String | empty (system temp dir) |
+//! | `lab.clock` | Enum | `processing` |
+
+use crate::error::PlanError;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub const MINI_BATCH_ENABLED: &str = "table.exec.mini-batch.enabled";
+pub const MINI_BATCH_ALLOW_LATENCY: &str = "table.exec.mini-batch.allow-latency";
+pub const MINI_BATCH_SIZE: &str = "table.exec.mini-batch.size";
+pub const AGG_PHASE_STRATEGY: &str = "table.optimizer.agg-phase-strategy";
+pub const DISTINCT_AGG_SPLIT_ENABLED: &str = "table.optimizer.distinct-agg.split.enabled";
+pub const DISTINCT_AGG_SPLIT_BUCKET_NUM: &str = "table.optimizer.distinct-agg.split.bucket-num";
+pub const MULTI_JOIN_ENABLED: &str = "table.optimizer.multi-join.enabled";
+pub const DELTA_JOIN_STRATEGY: &str = "table.optimizer.delta-join.strategy";
+pub const DELTA_JOIN_CACHE_ENABLED: &str = "table.exec.delta-join.cache-enabled";
+pub const DELTA_JOIN_LEFT_CACHE_SIZE: &str = "table.exec.delta-join.left.cache-size";
+pub const DELTA_JOIN_RIGHT_CACHE_SIZE: &str = "table.exec.delta-join.right.cache-size";
+pub const STATE_TTL: &str = "table.exec.state.ttl";
+pub const PARALLELISM_DEFAULT: &str = "parallelism.default";
+pub const STATE_BACKEND_TYPE: &str = "state.backend.type";
+pub const LAB_SOURCE_BATCH_SIZE: &str = "lab.source.batch-size";
+pub const LAB_STATE_DIR: &str = "lab.state.dir";
+pub const LAB_CLOCK: &str = "lab.clock";
+
+/// The type of a key's value and the values it accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueType {
+    /// `true` or `false`, case-insensitive.
+    Boolean,
+    /// A 32-bit integer (Flink's `Integer`) of at least `min`.
+    Integer { min: Option<i64> },
+    /// A 64-bit integer (Flink's `Long`) of at least `min`.
+    Long { min: Option<i64> },
+    /// A duration in Flink's syntax, see [`parse_duration`].
+    Duration,
+    /// One of the listed names, case-insensitive; stored as listed.
+    Enum(&'static [&'static str]),
+    /// Any text.
+    String,
+}
+
+/// One configuration key, for documentation and `lab` help.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyInfo {
+    pub name: &'static str,
+    /// `Boolean`, `Integer`, `Long`, `Duration`, `Enum` or `String`, as
+    /// Flink's documentation names them.
+    pub type_name: &'static str,
+    /// The default value in canonical text.
+    pub default: &'static str,
+    pub description: &'static str,
+    pub value_type: ValueType,
+}
+
+impl KeyInfo {
+    /// The allowed values of an enum key (empty for other types).
+    pub fn allowed(&self) -> &'static [&'static str] {
+        match self.value_type {
+            ValueType::Enum(values) => values,
+            _ => &[],
+        }
+    }
+}
+
+const AGG_PHASES: &[&str] = &["AUTO", "ONE_PHASE", "TWO_PHASE"];
+const DELTA_STRATEGIES: &[&str] = &["AUTO", "FORCE", "NONE"];
+const BACKENDS: &[&str] = &["hashmap", "rocksdb"];
+const CLOCKS: &[&str] = &["processing", "deterministic"];
+
+const fn key(
+    name: &'static str,
+    value_type: ValueType,
+    default: &'static str,
+    description: &'static str,
+) -> KeyInfo {
+    let type_name = match value_type {
+        ValueType::Boolean => "Boolean",
+        ValueType::Integer { .. } => "Integer",
+        ValueType::Long { .. } => "Long",
+        ValueType::Duration => "Duration",
+        ValueType::Enum(_) => "Enum",
+        ValueType::String => "String",
+    };
+    KeyInfo {
+        name,
+        type_name,
+        default,
+        description,
+        value_type,
+    }
+}
+
+static KEYS: &[KeyInfo] = &[
+    key(
+        MINI_BATCH_ENABLED,
+        ValueType::Boolean,
+        "false",
+        "Buffers input records into bundles to cut state accesses; needs \
+         allow-latency and size to be set (> 0).",
+    ),
+    key(
+        MINI_BATCH_ALLOW_LATENCY,
+        ValueType::Duration,
+        "0 ms",
+        "The longest a record may wait in a mini-batch bundle; must be > 0 \
+         when mini-batch is enabled.",
+    ),
+    key(
+        MINI_BATCH_SIZE,
+        ValueType::Long { min: None },
+        "-1",
+        "The most records a mini-batch bundle holds; must be > 0 when \
+         mini-batch is enabled.",
+    ),
+    key(
+        AGG_PHASE_STRATEGY,
+        ValueType::Enum(AGG_PHASES),
+        "AUTO",
+        "Aggregation phases: AUTO (two-phase when mini-batch is on and every \
+         function can merge), ONE_PHASE, or TWO_PHASE (local-global).",
+    ),
+    key(
+        DISTINCT_AGG_SPLIT_ENABLED,
+        ValueType::Boolean,
+        "false",
+        "Splits COUNT(DISTINCT ..) into a bucketed inner aggregate and an \
+         outer SUM to spread hot groups.",
+    ),
+    key(
+        DISTINCT_AGG_SPLIT_BUCKET_NUM,
+        ValueType::Integer { min: Some(1) },
+        "1024",
+        "The number of buckets of a split distinct aggregate.",
+    ),
+    key(
+        MULTI_JOIN_ENABLED,
+        ValueType::Boolean,
+        "false",
+        "Fuses chains of joins on a common key into one MultiJoin operator \
+         that keeps no intermediate state.",
+    ),
+    key(
+        DELTA_JOIN_STRATEGY,
+        ValueType::Enum(DELTA_STRATEGIES),
+        "AUTO",
+        "Delta join: AUTO (when possible), FORCE (fail when impossible), or \
+         NONE (never).",
+    ),
+    key(
+        DELTA_JOIN_CACHE_ENABLED,
+        ValueType::Boolean,
+        "true",
+        "Whether a delta join caches lookups in per-side LRU caches.",
+    ),
+    key(
+        DELTA_JOIN_LEFT_CACHE_SIZE,
+        ValueType::Long { min: Some(1) },
+        "10000",
+        "Entries of the delta join's cache of left-side lookups.",
+    ),
+    key(
+        DELTA_JOIN_RIGHT_CACHE_SIZE,
+        ValueType::Long { min: Some(1) },
+        "10000",
+        "Entries of the delta join's cache of right-side lookups.",
+    ),
+    key(
+        STATE_TTL,
+        ValueType::Duration,
+        "0 ms",
+        "How long idle state is kept; 0 ms keeps it forever.",
+    ),
+    key(
+        PARALLELISM_DEFAULT,
+        ValueType::Integer { min: Some(1) },
+        "1",
+        "The number of subtasks of each stage.",
+    ),
+    key(
+        STATE_BACKEND_TYPE,
+        ValueType::Enum(BACKENDS),
+        "hashmap",
+        "The state backend: hashmap (heap) or rocksdb.",
+    ),
+    key(
+        LAB_SOURCE_BATCH_SIZE,
+        ValueType::Integer { min: Some(1) },
+        "1024",
+        "Records per input batch fed to the sources.",
+    ),
+    key(
+        LAB_STATE_DIR,
+        ValueType::String,
+        "",
+        "Where RocksDB puts its per-run directory; empty means the system \
+         temp dir.",
+    ),
+    key(
+        LAB_CLOCK,
+        ValueType::Enum(CLOCKS),
+        "processing",
+        "The clock of latency triggers and TTL: processing (wall time) or \
+         deterministic (advanced by input, for reproducible tests).",
+    ),
+];
+
+/// Every configuration key with its type, default and description.
+pub fn keys() -> &'static [KeyInfo] {
+    KEYS
+}
+
+/// The key named `name` exactly.
+pub fn key_info(name: &str) -> Option<&'static KeyInfo> {
+    KEYS.iter().find(|k| k.name == name)
+}
+
+/// `table.optimizer.agg-phase-strategy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AggPhaseStrategy {
+    Auto,
+    OnePhase,
+    TwoPhase,
+}
+
+/// `table.optimizer.delta-join.strategy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeltaJoinStrategy {
+    Auto,
+    Force,
+    None,
+}
+
+/// `state.backend.type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StateBackendKind {
+    HashMap,
+    RocksDb,
+}
+
+/// `lab.clock`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClockKind {
+    /// Wall-clock time.
+    Processing,
+    /// Time advanced by the input, so runs are reproducible.
+    Deterministic,
+}
+
+impl AggPhaseStrategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AggPhaseStrategy::Auto => "AUTO",
+            AggPhaseStrategy::OnePhase => "ONE_PHASE",
+            AggPhaseStrategy::TwoPhase => "TWO_PHASE",
+        }
+    }
+}
+
+impl DeltaJoinStrategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeltaJoinStrategy::Auto => "AUTO",
+            DeltaJoinStrategy::Force => "FORCE",
+            DeltaJoinStrategy::None => "NONE",
+        }
+    }
+}
+
+impl StateBackendKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateBackendKind::HashMap => "hashmap",
+            StateBackendKind::RocksDb => "rocksdb",
+        }
+    }
+}
+
+impl ClockKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClockKind::Processing => "processing",
+            ClockKind::Deterministic => "deterministic",
+        }
+    }
+}
+
+macro_rules! display_as_str {
+    ($($t:ty),*) => {$(
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+display_as_str!(
+    AggPhaseStrategy,
+    DeltaJoinStrategy,
+    StateBackendKind,
+    ClockKind
+);
+
+/// A parsed value, in the shape of its key's [`ValueType`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Setting {
+    Bool(bool),
+    Int(i64),
+    Duration(Duration),
+    Enum(&'static str),
+    Str(String),
+}
+
+impl Setting {
+    fn canonical(&self) -> String {
+        match self {
+            Setting::Bool(b) => b.to_string(),
+            Setting::Int(i) => i.to_string(),
+            Setting::Duration(d) => format_duration(*d),
+            Setting::Enum(s) => (*s).to_string(),
+            Setting::Str(s) => s.clone(),
+        }
+    }
+}
+
+/// The configuration of one run: every key's effective value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// One value per entry of [`KEYS`], in the same order.
+    values: Vec<Setting>,
+    /// Which keys were given by [`Config::set`].
+    explicit: Vec<bool>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        let values = KEYS
+            .iter()
+            .map(|k| {
+                parse_value(k, k.default)
+                    .unwrap_or_else(|e| panic!("bad default of {}: {e}", k.name))
+            })
+            .collect();
+        Config {
+            values,
+            explicit: vec![false; KEYS.len()],
+        }
+    }
+}
+
+impl Config {
+    /// All defaults.
+    pub fn new() -> Config {
+        Config::default()
+    }
+
+    /// Sets `key` to `value` (both trimmed), checking the key exists and the
+    /// value has the key's type and range. Rules between keys are checked by
+    /// [`Config::validate`].
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), PlanError> {
+        let key = key.trim();
+        let index = KEYS
+            .iter()
+            .position(|k| k.name == key)
+            .ok_or_else(|| unknown_key(key))?;
+        let info = &KEYS[index];
+        let setting = parse_value(info, value.trim()).map_err(|expected| {
+            PlanError::config(format!(
+                "invalid value '{value}' for configuration key '{}': {expected}",
+                info.name
+            ))
+        })?;
+        self.values[index] = setting;
+        self.explicit[index] = true;
+        Ok(())
+    }
+
+    /// The effective value of `key` in canonical text, `None` for an unknown
+    /// key.
+    pub fn get(&self, key: &str) -> Option<String> {
+        let index = KEYS.iter().position(|k| k.name == key)?;
+        Some(self.values[index].canonical())
+    }
+
+    /// True when `key` was given by [`Config::set`].
+    pub fn is_set(&self, key: &str) -> bool {
+        KEYS.iter()
+            .position(|k| k.name == key)
+            .is_some_and(|i| self.explicit[i])
+    }
+
+    /// Checks the rules that involve several keys (run at planning time):
+    /// with mini-batch enabled, allow-latency and size must both be > 0.
+    /// Every broken rule is reported, separated by `; `.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        let mut problems = Vec::new();
+        if self.mini_batch_enabled() {
+            if self.mini_batch_allow_latency().is_zero() {
+                problems.push(format!(
+                    "'{MINI_BATCH_ALLOW_LATENCY}' must be > 0 when '{MINI_BATCH_ENABLED}' \
+                     is true (got '{}'); set it, e.g. to '5 s'",
+                    format_duration(self.mini_batch_allow_latency())
+                ));
+            }
+            if self.mini_batch_size() <= 0 {
+                problems.push(format!(
+                    "'{MINI_BATCH_SIZE}' must be > 0 when '{MINI_BATCH_ENABLED}' is true \
+                     (got '{}'); set it, e.g. to '5000'",
+                    self.mini_batch_size()
+                ));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(PlanError::config(problems.join("; ")))
+        }
+    }
+
+    /// Every key with its effective value in canonical text, in the order
+    /// of [`keys`].
+    pub fn entries(&self) -> Vec<(String, String)> {
+        KEYS.iter()
+            .zip(&self.values)
+            .map(|(k, v)| (k.name.to_string(), v.canonical()))
+            .collect()
+    }
+
+    /// The keys given by [`Config::set`] with their values in canonical
+    /// text, in the order of [`keys`].
+    pub fn explicitly_set(&self) -> Vec<(String, String)> {
+        KEYS.iter()
+            .zip(&self.values)
+            .zip(&self.explicit)
+            .filter(|(_, set)| **set)
+            .map(|((k, v), _)| (k.name.to_string(), v.canonical()))
+            .collect()
+    }
+
+    fn setting(&self, key: &str) -> &Setting {
+        let index = KEYS
+            .iter()
+            .position(|k| k.name == key)
+            .unwrap_or_else(|| panic!("no configuration key {key}"));
+        &self.values[index]
+    }
+
+    fn bool(&self, key: &str) -> bool {
+        match self.setting(key) {
+            Setting::Bool(b) => *b,
+            other => panic!("{key} is not a boolean: {other:?}"),
+        }
+    }
+
+    fn int(&self, key: &str) -> i64 {
+        match self.setting(key) {
+            Setting::Int(i) => *i,
+            other => panic!("{key} is not an integer: {other:?}"),
+        }
+    }
+
+    fn duration(&self, key: &str) -> Duration {
+        match self.setting(key) {
+            Setting::Duration(d) => *d,
+            other => panic!("{key} is not a duration: {other:?}"),
+        }
+    }
+
+    fn enumeration(&self, key: &str) -> &'static str {
+        match self.setting(key) {
+            Setting::Enum(s) => s,
+            other => panic!("{key} is not an enum: {other:?}"),
+        }
+    }
+
+    /// `table.exec.mini-batch.enabled`
+    pub fn mini_batch_enabled(&self) -> bool {
+        self.bool(MINI_BATCH_ENABLED)
+    }
+
+    /// `table.exec.mini-batch.allow-latency`
+    pub fn mini_batch_allow_latency(&self) -> Duration {
+        self.duration(MINI_BATCH_ALLOW_LATENCY)
+    }
+
+    /// `table.exec.mini-batch.size` (`-1` when unset).
+    pub fn mini_batch_size(&self) -> i64 {
+        self.int(MINI_BATCH_SIZE)
+    }
+
+    /// `table.optimizer.agg-phase-strategy`
+    pub fn agg_phase_strategy(&self) -> AggPhaseStrategy {
+        match self.enumeration(AGG_PHASE_STRATEGY) {
+            "ONE_PHASE" => AggPhaseStrategy::OnePhase,
+            "TWO_PHASE" => AggPhaseStrategy::TwoPhase,
+            _ => AggPhaseStrategy::Auto,
+        }
+    }
+
+    /// `table.optimizer.distinct-agg.split.enabled`
+    pub fn split_distinct_enabled(&self) -> bool {
+        self.bool(DISTINCT_AGG_SPLIT_ENABLED)
+    }
+
+    /// `table.optimizer.distinct-agg.split.bucket-num` (>= 1).
+    pub fn split_bucket_num(&self) -> u32 {
+        self.int(DISTINCT_AGG_SPLIT_BUCKET_NUM) as u32
+    }
+
+    /// `table.optimizer.multi-join.enabled`
+    pub fn multi_join_enabled(&self) -> bool {
+        self.bool(MULTI_JOIN_ENABLED)
+    }
+
+    /// `table.optimizer.delta-join.strategy`
+    pub fn delta_join_strategy(&self) -> DeltaJoinStrategy {
+        match self.enumeration(DELTA_JOIN_STRATEGY) {
+            "FORCE" => DeltaJoinStrategy::Force,
+            "NONE" => DeltaJoinStrategy::None,
+            _ => DeltaJoinStrategy::Auto,
+        }
+    }
+
+    /// `table.exec.delta-join.cache-enabled`
+    pub fn delta_join_cache_enabled(&self) -> bool {
+        self.bool(DELTA_JOIN_CACHE_ENABLED)
+    }
+
+    /// `table.exec.delta-join.left.cache-size` (>= 1).
+    pub fn delta_join_left_cache_size(&self) -> usize {
+        self.int(DELTA_JOIN_LEFT_CACHE_SIZE) as usize
+    }
+
+    /// `table.exec.delta-join.right.cache-size` (>= 1).
+    pub fn delta_join_right_cache_size(&self) -> usize {
+        self.int(DELTA_JOIN_RIGHT_CACHE_SIZE) as usize
+    }
+
+    /// `table.exec.state.ttl` (zero = state never expires).
+    pub fn state_ttl(&self) -> Duration {
+        self.duration(STATE_TTL)
+    }
+
+    /// `parallelism.default` (>= 1).
+    pub fn parallelism(&self) -> usize {
+        self.int(PARALLELISM_DEFAULT) as usize
+    }
+
+    /// `state.backend.type`
+    pub fn state_backend(&self) -> StateBackendKind {
+        match self.enumeration(STATE_BACKEND_TYPE) {
+            "rocksdb" => StateBackendKind::RocksDb,
+            _ => StateBackendKind::HashMap,
+        }
+    }
+
+    /// `lab.source.batch-size` (>= 1).
+    pub fn source_batch_size(&self) -> usize {
+        self.int(LAB_SOURCE_BATCH_SIZE) as usize
+    }
+
+    /// `lab.state.dir`; `None` when empty (use the system temp dir).
+    pub fn state_dir(&self) -> Option<PathBuf> {
+        match self.setting(LAB_STATE_DIR) {
+            Setting::Str(s) if !s.is_empty() => Some(PathBuf::from(s)),
+            _ => None,
+        }
+    }
+
+    /// `lab.clock`
+    pub fn clock(&self) -> ClockKind {
+        match self.enumeration(LAB_CLOCK) {
+            "deterministic" => ClockKind::Deterministic,
+            _ => ClockKind::Processing,
+        }
+    }
+}
+
+/// The error for an unknown key, suggesting the nearest known one.
+fn unknown_key(key: &str) -> PlanError {
+    let mut message = format!("unknown configuration key '{key}'");
+    match suggest(key) {
+        Some(s) => message.push_str(&format!("; did you mean '{s}'?")),
+        None => {
+            let names: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+            message.push_str(&format!("; known keys: {}", names.join(", ")));
+        }
+    }
+    PlanError::config(message)
+}
+
+/// The known key nearest to `key`: the only one that `key` is a dotted
+/// suffix or prefix of (`mini-batch.enabled`, `state.backend`), else the one at the smallest edit distance
+/// (ignoring case) when that distance is small enough to be a typo.
+fn suggest(key: &str) -> Option<&'static str> {
+    let lower = key.to_ascii_lowercase();
+    if lower.is_empty() {
+        return None;
+    }
+    let (suffix, prefix) = (format!(".{lower}"), format!("{lower}."));
+    let partial: Vec<&str> = KEYS
+        .iter()
+        .map(|k| k.name)
+        .filter(|n| n.ends_with(&suffix) || n.starts_with(&prefix))
+        .collect();
+    if let [only] = partial[..] {
+        return Some(only);
+    }
+    let (best, distance) = KEYS
+        .iter()
+        .map(|k| (k.name, strsim::levenshtein(&lower, k.name)))
+        .min_by_key(|(_, d)| *d)?;
+    let limit = (lower.chars().count() / 3).max(3);
+    (distance <= limit).then_some(best)
+}
+
+/// Parses `text` as a value of `info`'s type; the error says what was
+/// expected.
+fn parse_value(info: &KeyInfo, text: &str) -> Result<Setting, String> {
+    match info.value_type {
+        ValueType::Boolean => {
+            if text.eq_ignore_ascii_case("true") {
+                Ok(Setting::Bool(true))
+            } else if text.eq_ignore_ascii_case("false") {
+                Ok(Setting::Bool(false))
+            } else {
+                Err("expected a boolean: true or false".to_string())
+            }
+        }
+        ValueType::Integer { min } => parse_integer(text, min, i32::MIN as i64, i32::MAX as i64),
+        ValueType::Long { min } => parse_integer(text, min, i64::MIN, i64::MAX),
+        ValueType::Duration => parse_duration(text)
+            .map(Setting::Duration)
+            .map_err(|e| format!("expected a duration such as '500 ms', '5 s' or '1 min' ({e})")),
+        ValueType::Enum(allowed) => allowed
+            .iter()
+            .copied()
+            .find(|a| a.eq_ignore_ascii_case(text))
+            .map(Setting::Enum)
+            .ok_or_else(|| format!("expected one of {}", allowed.join(", "))),
+        ValueType::String => Ok(Setting::Str(text.to_string())),
+    }
+}
+
+fn parse_integer(text: &str, min: Option<i64>, lo: i64, hi: i64) -> Result<Setting, String> {
+    let what = if hi == i32::MAX as i64 {
+        "a 32-bit integer"
+    } else {
+        "a 64-bit integer"
+    };
+    let expected = match min {
+        Some(m) => format!("expected {what} >= {m}"),
+        None => format!("expected {what}"),
+    };
+    let n: i64 = text.parse().map_err(|_| expected.clone())?;
+    if n < lo || n > hi || min.is_some_and(|m| n < m) {
+        return Err(expected);
+    }
+    Ok(Setting::Int(n))
+}
+
+/// The duration units Flink's `TimeUtils` accepts, milliseconds and up,
+/// with their length in milliseconds.
+const UNITS: &[(&[&str], u64)] = &[
+    (&["ms", "milli", "millis", "millisecond", "milliseconds"], 1),
+    (&["s", "sec", "secs", "second", "seconds"], 1_000),
+    (&["min", "m", "minute", "minutes"], 60_000),
+    (&["h", "hour", "hours"], 3_600_000),
+    (&["d", "day", "days"], 86_400_000),
+];
+
+/// Parses a duration as Flink's `TimeUtils.parseDuration` does:
+/// `<number>` (milliseconds), `<number> <unit>` or `<number><unit>`, with
+/// the units `ms`/`milli(s)`/`millisecond(s)`, `s`/`sec(s)`/`second(s)`,
+/// `min`/`m`/`minute(s)`, `h`/`hour(s)`, `d`/`day(s)`, case-insensitive.
+/// The number is a non-negative integer. Sub-millisecond units (`us`,
+/// `ns`), which Flink also accepts, are rejected: the lab works in
+/// milliseconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let text = s.trim();
+    if text.is_empty() {
+        return Err("the duration is empty".to_string());
+    }
+    let digits_end = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(digits_end);
+    if digits.is_empty() {
+        return Err(format!("'{text}' does not start with a number"));
+    }
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("the number '{digits}' is too large"))?;
+    let unit = unit.trim().to_ascii_lowercase();
+    let millis_per_unit = if unit.is_empty() {
+        1
+    } else {
+        UNITS
+            .iter()
+            .find(|(names, _)| names.contains(&unit.as_str()))
+            .map(|(_, ms)| *ms)
+            .ok_or_else(|| {
+                format!(
+                    "unknown time unit '{unit}'; use one of ms, s, min, h, d \
+                     (or milli(s), millisecond(s), sec(s), second(s), m, \
+                     minute(s), hour(s), day(s))"
+                )
+            })?
+    };
+    let millis = number
+        .checked_mul(millis_per_unit)
+        .ok_or_else(|| format!("'{text}' is too large"))?;
+    Ok(Duration::from_millis(millis))
+}
+
+/// The canonical text of a duration: whole milliseconds, `"5000 ms"`.
+pub fn format_duration(d: Duration) -> String {
+    format!("{} ms", d.as_millis())
+}

@@ -1,0 +1,11 @@
+//! The optimizer: SQL front end, logical plan, configuration, hints, rules
+//! that choose physical operators, EXPLAIN, and the batch oracle.
+
+pub mod catalog_view;
+pub mod config;
+pub mod error;
+pub mod logical;
+pub mod oracle;
+pub mod physical;
+pub mod session;
+pub mod sql;

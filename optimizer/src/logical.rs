@@ -1,0 +1,198 @@
+//! The logical plan: what a query computes, independent of how.
+//!
+//! The binder resolves names into column positions, so every node's
+//! expressions refer to positions in its input's schema. Aggregates take
+//! plain columns: the binder puts a [`LogicalPlan::Project`] below each
+//! [`LogicalPlan::Aggregate`] that computes group keys, aggregate arguments
+//! and `FILTER (WHERE ...)` conditions as columns (as Calcite does).
+
+use operators::expr::Expr;
+use operators::value::DataType;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// One column of a schema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub name: String,
+    /// The table name or alias the column came from, if any.
+    pub qualifier: Option<String>,
+    pub data_type: DataType,
+    pub nullable: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Schema {
+    pub fields: Vec<Field>,
+}
+
+impl Schema {
+    pub fn len(&self) -> usize {
+        self.fields.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+    pub fn names(&self) -> Vec<String> {
+        self.fields.iter().map(|f| f.name.clone()).collect()
+    }
+    pub fn types(&self) -> Vec<DataType> {
+        self.fields.iter().map(|f| f.data_type).collect()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JoinKind {
+    Inner,
+    Left,
+}
+
+impl fmt::Display for JoinKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            JoinKind::Inner => "InnerJoin",
+            JoinKind::Left => "LeftOuterJoin",
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AggFunc {
+    /// `COUNT(*)`
+    CountStar,
+    /// `COUNT(x)`: non-NULL values.
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+}
+
+impl AggFunc {
+    pub fn name(self) -> &'static str {
+        match self {
+            AggFunc::CountStar | AggFunc::Count => "COUNT",
+            AggFunc::Sum => "SUM",
+            AggFunc::Min => "MIN",
+            AggFunc::Max => "MAX",
+            AggFunc::Avg => "AVG",
+        }
+    }
+}
+
+/// One aggregate call; `arg` and `filter` are columns of the input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AggCall {
+    pub func: AggFunc,
+    /// The argument column; `None` only for `COUNT(*)`.
+    pub arg: Option<usize>,
+    pub distinct: bool,
+    /// A BOOLEAN input column: only rows where it is TRUE are aggregated.
+    pub filter: Option<usize>,
+    /// Output column name.
+    pub name: String,
+    pub output_type: DataType,
+}
+
+/// A table of the catalog, as declared by `CREATE TABLE`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableDef {
+    pub name: String,
+    pub schema: Schema,
+    /// Column positions of `PRIMARY KEY (...) NOT ENFORCED`.
+    pub primary_key: Option<Vec<usize>>,
+    /// The `WITH (...)` options, keys as written.
+    pub options: BTreeMap<String, String>,
+}
+
+/// A query hint, e.g. `/*+ MULTI_JOIN(a, b) */` or
+/// `/*+ STATE_TTL('a' = '1h') */`: positional args or key/value pairs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hint {
+    pub name: String,
+    pub args: Vec<String>,
+    pub kv: Vec<(String, String)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LogicalPlan {
+    /// Reads a catalog table; `alias` is the name the query uses for it.
+    Scan {
+        table: String,
+        alias: String,
+        schema: Schema,
+    },
+    Filter {
+        input: Box<LogicalPlan>,
+        predicate: Expr,
+    },
+    Project {
+        input: Box<LogicalPlan>,
+        exprs: Vec<Expr>,
+        schema: Schema,
+    },
+    /// Equi-join on `left_keys[i] = right_keys[i]`; `residual` is evaluated
+    /// over the concatenated row (left columns, then right columns).
+    Join {
+        left: Box<LogicalPlan>,
+        right: Box<LogicalPlan>,
+        kind: JoinKind,
+        left_keys: Vec<usize>,
+        right_keys: Vec<usize>,
+        residual: Option<Expr>,
+        schema: Schema,
+        /// Hints attached to the SELECT this join belongs to.
+        hints: Vec<Hint>,
+    },
+    /// Output: the group columns in order, then one column per call.
+    Aggregate {
+        input: Box<LogicalPlan>,
+        group_by: Vec<usize>,
+        aggs: Vec<AggCall>,
+        schema: Schema,
+        hints: Vec<Hint>,
+    },
+}
+
+impl LogicalPlan {
+    pub fn schema(&self) -> &Schema {
+        match self {
+            LogicalPlan::Scan { schema, .. }
+            | LogicalPlan::Project { schema, .. }
+            | LogicalPlan::Join { schema, .. }
+            | LogicalPlan::Aggregate { schema, .. } => schema,
+            LogicalPlan::Filter { input, .. } => input.schema(),
+        }
+    }
+
+    pub fn children(&self) -> Vec<&LogicalPlan> {
+        match self {
+            LogicalPlan::Scan { .. } => vec![],
+            LogicalPlan::Filter { input, .. }
+            | LogicalPlan::Project { input, .. }
+            | LogicalPlan::Aggregate { input, .. } => vec![input],
+            LogicalPlan::Join { left, right, .. } => vec![left, right],
+        }
+    }
+}
+
+/// `INSERT INTO sink <query>`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InsertStatement {
+    pub sink: String,
+    pub query: LogicalPlan,
+}
+
+/// A statement of a script, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Statement {
+    CreateTable(TableDef),
+    /// `SET 'key' = 'value'`
+    Set {
+        key: String,
+        value: String,
+    },
+    Insert(InsertStatement),
+    /// `EXPLAIN [CHANGELOG_MODE] INSERT ...`
+    Explain(InsertStatement),
+}

@@ -1,0 +1,251 @@
+//! The batch oracle: evaluates a [`LogicalPlan`] from scratch over the final
+//! input tables, with plain loops and maps and none of the streaming
+//! operators' code. Every strategy, materialised at the end of its input,
+//! must equal what this computes (DESIGN.md §1, §9).
+//!
+//! Semantics (SQL's, as Flink's batch mode has them):
+//! - `Filter` keeps a row only when its predicate is TRUE (NULL rejects).
+//! - `Join` pairs rows whose join keys are all non-NULL and equal (NULL = NULL
+//!   is not true) and whose residual is TRUE; `LEFT` adds each left row
+//!   without a match, padded with NULLs to the right side's width. Key
+//!   equality is [`Value`]'s equality, as hash-based operators see it
+//!   (`-0.0` equals `0.0`; an `INT` 1 does not equal a `DOUBLE` 1.0: the
+//!   binder casts join keys to one type).
+//! - `Aggregate` groups by the group columns, NULL being a group value equal
+//!   to NULL (as `GROUP BY` does); the output row is the group values, then
+//!   one value per call. `COUNT(*)` counts rows, `COUNT(x)` non-NULL values;
+//!   `SUM`, `MIN`, `MAX` and `AVG` ignore NULLs and give NULL when no
+//!   non-NULL value remains. `SUM` of integers is an integer (wrapping on
+//!   overflow, as Java's `long` does), of doubles a double; `AVG` of integers
+//!   is the integer quotient truncated toward zero (Flink), of doubles the
+//!   double quotient. A call's result is a double when its output type is
+//!   `DOUBLE` or any input value is a double. `DISTINCT` dedupes the non-NULL
+//!   argument values of that call; a `FILTER` column lets only rows where it
+//!   is `TRUE` into that call.
+//! - A global aggregate (no `GROUP BY`) over empty input yields one row
+//!   (`COUNT` 0, every other function NULL), as SQL does. Streaming Flink
+//!   differs here: it emits nothing for a global aggregate that never saw a
+//!   record, and retracts its row (`-D`) when every input row has been
+//!   retracted. Compare such cases with that in mind.
+//!
+//! Row order of every result is unspecified: compare with [`sorted`].
+
+use crate::logical::{AggCall, AggFunc, JoinKind, LogicalPlan};
+use hashbrown::HashMap;
+use operators::changelog::{Change, RowKind};
+use operators::value::{cmp_rows, DataType, Row, Value};
+
+/// Evaluates `plan`; `tables` gives the rows of the catalog table a `Scan`
+/// names (its `table`, not its alias). Returns the result multiset.
+pub fn evaluate(plan: &LogicalPlan, tables: &dyn Fn(&str) -> Vec<Row>) -> Vec<Row> {
+    match plan {
+        LogicalPlan::Scan { table, .. } => tables(table),
+        LogicalPlan::Filter { input, predicate } => evaluate(input, tables)
+            .into_iter()
+            .filter(|row| predicate.is_true(row))
+            .collect(),
+        LogicalPlan::Project { input, exprs, .. } => evaluate(input, tables)
+            .iter()
+            .map(|row| exprs.iter().map(|e| e.eval(row)).collect())
+            .collect(),
+        LogicalPlan::Join {
+            left,
+            right,
+            kind,
+            left_keys,
+            right_keys,
+            residual,
+            ..
+        } => {
+            let left_rows = evaluate(left, tables);
+            let right_rows = evaluate(right, tables);
+            let right_width = right.schema().len();
+            let mut out = Vec::new();
+            for l in &left_rows {
+                let mut matched = false;
+                for r in &right_rows {
+                    if !keys_join(l, left_keys, r, right_keys) {
+                        continue;
+                    }
+                    let joined: Row = l.iter().chain(r.iter()).cloned().collect();
+                    if residual.as_ref().is_none_or(|p| p.is_true(&joined)) {
+                        matched = true;
+                        out.push(joined);
+                    }
+                }
+                if *kind == JoinKind::Left && !matched {
+                    let mut padded = l.clone();
+                    padded.extend(std::iter::repeat_n(Value::Null, right_width));
+                    out.push(padded);
+                }
+            }
+            out
+        }
+        LogicalPlan::Aggregate {
+            input,
+            group_by,
+            aggs,
+            ..
+        } => aggregate(&evaluate(input, tables), group_by, aggs),
+    }
+}
+
+/// [`evaluate`] over a map from table name to rows; a table missing from
+/// the map is empty.
+pub fn evaluate_tables(
+    plan: &LogicalPlan,
+    tables: &std::collections::HashMap<String, Vec<Row>>,
+) -> Vec<Row> {
+    evaluate(plan, &|name| tables.get(name).cloned().unwrap_or_default())
+}
+
+/// True when every key pair is non-NULL and equal.
+fn keys_join(l: &[Value], left_keys: &[usize], r: &[Value], right_keys: &[usize]) -> bool {
+    left_keys.iter().zip(right_keys).all(|(&i, &j)| {
+        let (a, b) = (&l[i], &r[j]);
+        !a.is_null() && !b.is_null() && a == b
+    })
+}
+
+/// Groups `rows` by the `group_by` columns (first-seen order) and computes
+/// each call per group.
+fn aggregate(rows: &[Row], group_by: &[usize], aggs: &[AggCall]) -> Vec<Row> {
+    let mut order: Vec<Row> = Vec::new();
+    let mut groups: HashMap<Row, Vec<&Row>> = HashMap::new();
+    for row in rows {
+        let key: Row = group_by.iter().map(|&i| row[i].clone()).collect();
+        groups
+            .entry(key)
+            .or_insert_with_key(|k| {
+                order.push(k.clone());
+                Vec::new()
+            })
+            .push(row);
+    }
+    if group_by.is_empty() && rows.is_empty() {
+        // SQL: a global aggregate over nothing still yields one row.
+        order.push(Vec::new());
+        groups.insert(Vec::new(), Vec::new());
+    }
+    order
+        .into_iter()
+        .map(|key| {
+            let members = &groups[&key];
+            let mut out = key.clone();
+            out.extend(aggs.iter().map(|call| aggregate_call(call, members)));
+            out
+        })
+        .collect()
+}
+
+/// One aggregate call over the rows of one group.
+fn aggregate_call(call: &AggCall, rows: &[&Row]) -> Value {
+    let counted: Vec<&Row> = rows
+        .iter()
+        .copied()
+        .filter(|row| call.filter.is_none_or(|f| row[f] == Value::Bool(true)))
+        .collect();
+    if call.func == AggFunc::CountStar {
+        return Value::Int(counted.len() as i64);
+    }
+    let arg = call
+        .arg
+        .unwrap_or_else(|| panic!("{} without an argument", call.func.name()));
+    let mut values: Vec<Value> = Vec::new();
+    for row in &counted {
+        let v = &row[arg];
+        if v.is_null() || (call.distinct && values.contains(v)) {
+            continue;
+        }
+        values.push(v.clone());
+    }
+    let as_double = call.output_type == DataType::Double
+        || values.iter().any(|v| matches!(v, Value::Double(_)));
+    match call.func {
+        AggFunc::CountStar | AggFunc::Count => Value::Int(values.len() as i64),
+        _ if values.is_empty() => Value::Null,
+        AggFunc::Min => values
+            .into_iter()
+            .reduce(|a, b| if b.total_cmp(&a).is_lt() { b } else { a })
+            .unwrap_or(Value::Null),
+        AggFunc::Max => values
+            .into_iter()
+            .reduce(|a, b| if b.total_cmp(&a).is_gt() { b } else { a })
+            .unwrap_or(Value::Null),
+        AggFunc::Sum if as_double => Value::Double(double_sum(&values)),
+        AggFunc::Sum => Value::Int(int_sum(&values)),
+        AggFunc::Avg if as_double => Value::Double(double_sum(&values) / values.len() as f64),
+        AggFunc::Avg => Value::Int(int_sum(&values).wrapping_div(values.len() as i64)),
+    }
+}
+
+fn double_sum(values: &[Value]) -> f64 {
+    values.iter().filter_map(Value::as_f64).sum()
+}
+
+fn int_sum(values: &[Value]) -> i64 {
+    values
+        .iter()
+        .filter_map(Value::as_int)
+        .fold(0i64, i64::wrapping_add)
+}
+
+/// Materialises an input changelog: `+I`/`+U` add a row, `-U`/`-D` remove
+/// one equal row (a retraction of a row not present is ignored). Rows come
+/// out in first-seen order.
+pub fn final_table(changes: &[Change]) -> Vec<Row> {
+    let mut order: Vec<Row> = Vec::new();
+    let mut counts: HashMap<Row, usize> = HashMap::new();
+    for change in changes {
+        if change.kind.is_accumulate() {
+            *counts.entry(change.row.clone()).or_insert_with_key(|r| {
+                order.push(r.clone());
+                0
+            }) += 1;
+        } else if let Some(n) = counts.get_mut(&change.row) {
+            *n = n.saturating_sub(1);
+        }
+    }
+    order
+        .into_iter()
+        .flat_map(|row| {
+            let n = counts[&row];
+            std::iter::repeat_n(row, n)
+        })
+        .collect()
+}
+
+/// Materialises a changelog as an upsert sink keyed by the `key` columns
+/// does: `+I`/`+U` put the row under its key (replacing the previous one),
+/// `-D` deletes the key (if present), `-U` is ignored. Rows come out in the
+/// order their keys were (last) inserted.
+pub fn upsert_table(changes: &[Change], key: &[usize]) -> Vec<Row> {
+    let mut slots: Vec<Option<Row>> = Vec::new();
+    let mut index: HashMap<Row, usize> = HashMap::new();
+    for change in changes {
+        let k: Row = key.iter().map(|&i| change.row[i].clone()).collect();
+        match change.kind {
+            RowKind::Insert | RowKind::UpdateAfter => match index.get(&k) {
+                Some(&slot) => slots[slot] = Some(change.row.clone()),
+                None => {
+                    index.insert(k, slots.len());
+                    slots.push(Some(change.row.clone()));
+                }
+            },
+            RowKind::Delete => {
+                if let Some(slot) = index.remove(&k) {
+                    slots[slot] = None;
+                }
+            }
+            RowKind::UpdateBefore => {}
+        }
+    }
+    slots.into_iter().flatten().collect()
+}
+
+/// `rows` sorted with [`cmp_rows`], so that two results compare as
+/// multisets with `==`.
+pub fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
+    rows.sort_by(|a, b| cmp_rows(a, b));
+    rows
+}

@@ -1,0 +1,270 @@
+//! EXPLAIN: the physical plan as Flink prints it, with each operator's
+//! changelog mode.
+//!
+//! ```text
+//! Sink(table=[per_user], fields=[user_id, cnt], changelogMode=[NONE])
+//! +- GroupAggregate(groupBy=[user_id], select=[user_id, COUNT(*) AS cnt], changelogMode=[I,UB,UA])
+//!    +- Exchange(distribution=[hash[user_id]], changelogMode=[I])
+//!       +- TableSourceScan(table=[[clicks]], fields=[user_id], changelogMode=[I])
+//! ```
+
+use super::plan::{NodeKind, PhysicalNode, PhysicalPlan};
+use crate::logical::Schema;
+use operators::expr::Expr;
+use operators::join::regular_join::JoinType;
+use operators::join::JoinStateLayout;
+use std::fmt::Write;
+
+fn field_names(schema: &Schema, cols: &[usize]) -> String {
+    cols.iter()
+        .map(|&i| {
+            schema
+                .fields
+                .get(i)
+                .map(|f| f.name.clone())
+                .unwrap_or_else(|| format!("${i}"))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// An expression with input column names instead of positions.
+fn expr_text(e: &Expr, input: &Schema) -> String {
+    let mut s = e.to_string();
+    // Replace $N from the highest index down so $1 does not eat $10.
+    for i in (0..input.len()).rev() {
+        s = s.replace(&format!("${i}"), &input.fields[i].name);
+    }
+    s
+}
+
+fn layout_text(l: &JoinStateLayout, schema: &Schema) -> String {
+    match l {
+        JoinStateLayout::HasUniqueKey(k) => format!("HasUniqueKey({})", field_names(schema, k)),
+        other => other.describe().to_string(),
+    }
+}
+
+/// One line describing a node (also the stage name in run summaries).
+pub fn describe(node: &PhysicalNode) -> String {
+    let input_schema = node.inputs.first().map(|c| &c.schema);
+    match &node.kind {
+        NodeKind::Source {
+            table,
+            predicate,
+            projection,
+        } => {
+            let mut s = format!(
+                "TableSourceScan(table=[[{}]], fields=[{}]",
+                table.name,
+                table.schema.names().join(", ")
+            );
+            if let Some(p) = predicate {
+                let _ = write!(s, ", where=[{}]", expr_text(p, &table.schema));
+            }
+            if let Some(p) = projection {
+                let _ = write!(
+                    s,
+                    ", select=[{}]",
+                    p.iter()
+                        .map(|e| expr_text(e, &table.schema))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            s.push(')');
+            s
+        }
+        NodeKind::Calc {
+            predicate,
+            projection,
+        } => {
+            let schema = input_schema.expect("calc has an input");
+            let select = match projection {
+                Some(p) => p
+                    .iter()
+                    .map(|e| expr_text(e, schema))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                None => schema.names().join(", "),
+            };
+            match predicate {
+                Some(p) => format!("Calc(select=[{select}], where=[{}])", expr_text(p, schema)),
+                None => format!("Calc(select=[{select}])"),
+            }
+        }
+        NodeKind::GroupAggregate {
+            group_by,
+            aggs,
+            agg_names,
+            ..
+        } => {
+            let schema = input_schema.expect("aggregate has an input");
+            let calls: Vec<String> = aggs
+                .iter()
+                .zip(agg_names)
+                .map(|(a, name)| {
+                    let arg = match a.arg {
+                        None => "*".to_string(),
+                        Some(c) => format!(
+                            "{}{}",
+                            if a.distinct { "DISTINCT " } else { "" },
+                            field_names(schema, &[c])
+                        ),
+                    };
+                    let filter = a
+                        .filter
+                        .map(|f| format!(" FILTER {}", field_names(schema, &[f])))
+                        .unwrap_or_default();
+                    format!("{}({arg}){filter} AS {name}", a.kind.name())
+                })
+                .collect();
+            let mut select = vec![field_names(schema, group_by)];
+            select.retain(|s| !s.is_empty());
+            select.extend(calls);
+            if group_by.is_empty() {
+                format!("GroupAggregate(select=[{}])", select.join(", "))
+            } else {
+                format!(
+                    "GroupAggregate(groupBy=[{}], select=[{}])",
+                    field_names(schema, group_by),
+                    select.join(", ")
+                )
+            }
+        }
+        NodeKind::Join {
+            join_type,
+            left_keys,
+            right_keys,
+            residual,
+            left_layout,
+            right_layout,
+        } => {
+            let l = &node.inputs[0].schema;
+            let r = &node.inputs[1].schema;
+            let mut cond: Vec<String> = left_keys
+                .iter()
+                .zip(right_keys)
+                .map(|(a, b)| format!("=({}, {})", field_names(l, &[*a]), field_names(r, &[*b])))
+                .collect();
+            if let Some(res) = residual {
+                cond.push(expr_text(res, &node.schema));
+            }
+            let cond = if cond.len() == 1 {
+                cond.remove(0)
+            } else {
+                format!("AND({})", cond.join(", "))
+            };
+            format!(
+                "Join(joinType=[{}], where=[{cond}], leftInputSpec=[{}], rightInputSpec=[{}])",
+                match join_type {
+                    JoinType::Inner => "InnerJoin",
+                    JoinType::Left => "LeftOuterJoin",
+                },
+                layout_text(left_layout, l),
+                layout_text(right_layout, r)
+            )
+        }
+    }
+}
+
+fn with_mode(line: &str, node: &PhysicalNode) -> String {
+    let base = line.strip_suffix(')').unwrap_or(line);
+    format!("{base}, changelogMode={})", node.changelog)
+}
+
+fn exchange_line(
+    parent: &PhysicalNode,
+    child_index: usize,
+    child: &PhysicalNode,
+) -> Option<String> {
+    let dist = match &parent.kind {
+        NodeKind::GroupAggregate { group_by, .. } => {
+            if group_by.is_empty() {
+                "single".to_string()
+            } else {
+                format!("hash[{}]", field_names(&child.schema, group_by))
+            }
+        }
+        NodeKind::Join {
+            left_keys,
+            right_keys,
+            ..
+        } => {
+            let k = if child_index == 0 {
+                left_keys
+            } else {
+                right_keys
+            };
+            format!("hash[{}]", field_names(&child.schema, k))
+        }
+        _ => return None,
+    };
+    Some(format!(
+        "Exchange(distribution=[{dist}], changelogMode={})",
+        child.changelog
+    ))
+}
+
+fn write_tree(out: &mut String, node: &PhysicalNode, prefix: &str, last: bool, is_root: bool) {
+    let (branch, child_prefix) = if is_root {
+        (String::new(), String::new())
+    } else if last {
+        (format!("{prefix}+- "), format!("{prefix}   "))
+    } else {
+        (format!("{prefix}:- "), format!("{prefix}:  "))
+    };
+    let _ = writeln!(out, "{branch}{}", with_mode(&describe(node), node));
+    let n = node.inputs.len();
+    for (i, c) in node.inputs.iter().enumerate() {
+        let last_child = i + 1 == n;
+        match exchange_line(node, i, c) {
+            Some(ex) => {
+                let (b2, p2) = if last_child {
+                    (format!("{child_prefix}+- "), format!("{child_prefix}   "))
+                } else {
+                    (format!("{child_prefix}:- "), format!("{child_prefix}:  "))
+                };
+                let _ = writeln!(out, "{b2}{ex}");
+                write_tree(out, c, &p2, true, false);
+            }
+            None => write_tree(out, c, &child_prefix, last_child, false),
+        }
+    }
+}
+
+/// The plan as text, sink first.
+pub fn explain(plan: &PhysicalPlan) -> String {
+    let mut out = String::new();
+    let sink = &plan.sink.table;
+    let upsert = match &plan.sink.encoding {
+        operators::changelog::SinkEncoding::Upsert { key } => {
+            format!(", upsertKey=[{}]", field_names(&sink.schema, key))
+        }
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "Sink(table=[{}], fields=[{}]{upsert}, changelogMode=[NONE])",
+        sink.name,
+        plan.root.schema.names().join(", ")
+    );
+    let mut body = String::new();
+    write_tree(&mut body, &plan.root, "", true, true);
+    for line in body.lines() {
+        let _ = writeln!(out, "+- {line}");
+    }
+    // Child lines of the root were written without the sink's indent.
+    out.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i <= 1 {
+                l.to_string()
+            } else {
+                format!("   {}", &l[3..])
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}

@@ -1,0 +1,260 @@
+//! Instantiates a physical plan as an executable [`Job`].
+
+use super::explain::describe;
+use super::plan::{NodeKind, PhysicalNode, PhysicalPlan};
+use crate::config::{Config, StateBackendKind};
+use crate::error::{PlanError, Result};
+use crate::logical::TableDef;
+use operators::agg::GroupAggregateOperator;
+use operators::calc::CalcOperator;
+use operators::changelog::Change;
+use operators::exec::job::JobOptions;
+use operators::exec::{ChangeSource, Exchange, Job, JobBuilder, Target};
+use operators::join::{JoinSpec, RegularJoinOperator};
+use operators::operator::Operator;
+use operators::sink::SinkCollector;
+use operators::state::{BackendKind, StateBackend};
+use std::path::PathBuf;
+
+/// Opens the reader of a table.
+pub trait SourceProvider {
+    fn open(&self, table: &TableDef) -> Result<Box<dyn ChangeSource>>;
+}
+
+/// Opens tables through their connectors (`datasets`); relative paths
+/// resolve against `base_dir` (the script's folder).
+pub struct ConnectorSources {
+    pub base_dir: PathBuf,
+}
+
+struct DatasetSource(Box<dyn datasets::Source>);
+
+impl ChangeSource for DatasetSource {
+    fn next_batch(
+        &mut self,
+        max: usize,
+        out: &mut Vec<Change>,
+    ) -> std::result::Result<usize, String> {
+        self.0.next_batch(max, out).map_err(|e| e.to_string())
+    }
+}
+
+impl SourceProvider for ConnectorSources {
+    fn open(&self, table: &TableDef) -> Result<Box<dyn ChangeSource>> {
+        let names = table.schema.names();
+        let types = table.schema.types();
+        let src =
+            datasets::open_source(&table.name, &table.options, &names, &types, &self.base_dir)
+                .map_err(|e| PlanError::validation(e.to_string()))?;
+        Ok(Box::new(DatasetSource(src)))
+    }
+}
+
+/// A source with a fused Calc applied as it reads.
+struct CalcSource {
+    inner: Box<dyn ChangeSource>,
+    calc: CalcOperator,
+    buf: Vec<Change>,
+}
+
+impl ChangeSource for CalcSource {
+    fn next_batch(
+        &mut self,
+        max: usize,
+        out: &mut Vec<Change>,
+    ) -> std::result::Result<usize, String> {
+        // Returns the rows read (not kept), so a filtered-out batch is not end of input.
+        self.buf.clear();
+        let n = self.inner.next_batch(max, &mut self.buf)?;
+        let batch = std::mem::take(&mut self.buf);
+        self.calc
+            .process(0, batch, out)
+            .map_err(|e| e.to_string())?;
+        Ok(n)
+    }
+}
+
+pub fn backend_for(config: &Config) -> Result<StateBackend> {
+    let kind = match config.state_backend() {
+        StateBackendKind::HashMap => BackendKind::Heap,
+        StateBackendKind::RocksDb => BackendKind::RocksDb,
+    };
+    StateBackend::new(kind, config.state_dir().as_deref())
+        .map_err(|e| PlanError::plan(e.to_string()))
+}
+
+/// Builds the job. `keep_changelog` keeps every sink row in memory;
+/// `materialize` makes the sink keep the result table.
+pub fn build_job(
+    plan: &PhysicalPlan,
+    config: &Config,
+    sources: &dyn SourceProvider,
+    backend: &StateBackend,
+    keep_changelog: bool,
+    materialize: bool,
+) -> Result<Job> {
+    let mut b = JobBuilder::new();
+    let mut counter = 0usize;
+    let out = add_node(&plan.root, sources, backend, &mut b, &mut counter)?;
+    connect(&mut b, out, Target::Sink, Exchange::Single);
+    let print = match plan.sink.table.options.get("connector").map(String::as_str) {
+        Some("print") => Some(
+            plan.sink
+                .table
+                .options
+                .get("print-identifier")
+                .map(|p| format!("{p}> "))
+                .unwrap_or_default(),
+        ),
+        _ => None,
+    };
+    let sink = SinkCollector::new(
+        plan.sink.encoding.clone(),
+        keep_changelog,
+        materialize,
+        print,
+    );
+    let options = JobOptions {
+        batch_size: config.source_batch_size(),
+        bundle_latency: None,
+        backend: backend.clone(),
+    };
+    b.build(sink, options).map_err(PlanError::plan)
+}
+
+#[derive(Clone, Copy)]
+enum Out {
+    Source(usize),
+    Stage(usize),
+}
+
+fn connect(b: &mut JobBuilder, from: Out, target: Target, exchange: Exchange) {
+    match from {
+        Out::Source(s) => b.connect_source(s, target, exchange),
+        Out::Stage(s) => b.connect_stage(s, target, exchange),
+    }
+}
+
+fn parallelism_of(n: &PhysicalNode) -> usize {
+    n.parallelism
+}
+
+fn add_node(
+    node: &PhysicalNode,
+    sources: &dyn SourceProvider,
+    backend: &StateBackend,
+    b: &mut JobBuilder,
+    counter: &mut usize,
+) -> Result<Out> {
+    *counter += 1;
+    let id = *counter;
+    let err = |e: operators::operator::OpError| PlanError::plan(e.to_string());
+    match &node.kind {
+        NodeKind::Source {
+            table,
+            predicate,
+            projection,
+        } => {
+            let mut src = sources.open(table)?;
+            if predicate.is_some() || projection.is_some() {
+                src = Box::new(CalcSource {
+                    inner: src,
+                    calc: CalcOperator::new(predicate.clone(), projection.clone()),
+                    buf: Vec::new(),
+                });
+            }
+            Ok(Out::Source(b.add_source(src)))
+        }
+        NodeKind::Calc {
+            predicate,
+            projection,
+        } => {
+            let child = &node.inputs[0];
+            let up = add_node(child, sources, backend, b, counter)?;
+            let subtasks: Vec<Box<dyn Operator>> = (0..node.parallelism)
+                .map(|_| {
+                    Box::new(CalcOperator::new(predicate.clone(), projection.clone()))
+                        as Box<dyn Operator>
+                })
+                .collect();
+            let s = b.add_stage(describe(node), subtasks);
+            let ex = if parallelism_of(child) == node.parallelism {
+                Exchange::Forward
+            } else {
+                Exchange::Rebalance
+            };
+            connect(b, up, Target::Stage(s, 0), ex);
+            Ok(Out::Stage(s))
+        }
+        NodeKind::GroupAggregate {
+            group_by,
+            aggs,
+            generate_update_before,
+            input_insert_only,
+            ..
+        } => {
+            let up = add_node(&node.inputs[0], sources, backend, b, counter)?;
+            let scope = format!("{id}-GroupAggregate");
+            let subtasks = (0..node.parallelism)
+                .map(|_| {
+                    GroupAggregateOperator::new(
+                        backend,
+                        &scope,
+                        group_by.clone(),
+                        aggs.clone(),
+                        *input_insert_only,
+                        *generate_update_before,
+                    )
+                    .map(|o| Box::new(o) as Box<dyn Operator>)
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(err)?;
+            let s = b.add_stage(describe(node), subtasks);
+            let ex = if group_by.is_empty() {
+                Exchange::Single
+            } else {
+                Exchange::Hash(group_by.clone())
+            };
+            connect(b, up, Target::Stage(s, 0), ex);
+            Ok(Out::Stage(s))
+        }
+        NodeKind::Join {
+            join_type,
+            left_keys,
+            right_keys,
+            residual,
+            left_layout,
+            right_layout,
+        } => {
+            let l = add_node(&node.inputs[0], sources, backend, b, counter)?;
+            let r = add_node(&node.inputs[1], sources, backend, b, counter)?;
+            let spec = JoinSpec {
+                join_type: *join_type,
+                left_keys: left_keys.clone(),
+                right_keys: right_keys.clone(),
+                left_arity: node.inputs[0].schema.len(),
+                right_arity: node.inputs[1].schema.len(),
+                residual: residual.clone(),
+                left_layout: left_layout.clone(),
+                right_layout: right_layout.clone(),
+            };
+            let scope = format!("{id}-Join");
+            let subtasks = (0..node.parallelism)
+                .map(|_| {
+                    RegularJoinOperator::new(backend, &scope, spec.clone())
+                        .map(|o| Box::new(o) as Box<dyn Operator>)
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(err)?;
+            let s = b.add_stage(describe(node), subtasks);
+            connect(b, l, Target::Stage(s, 0), Exchange::Hash(left_keys.clone()));
+            connect(
+                b,
+                r,
+                Target::Stage(s, 1),
+                Exchange::Hash(right_keys.clone()),
+            );
+            Ok(Out::Stage(s))
+        }
+    }
+}

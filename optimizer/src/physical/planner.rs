@@ -1,0 +1,422 @@
+//! Chooses physical operators for a logical plan.
+//!
+//! Rules applied here (later strategies add their own rule files):
+//! - adjacent `Filter`/`Project` nodes fuse into one `Calc`, and a `Calc`
+//!   directly above a scan fuses into the source read;
+//! - `Aggregate` becomes `GroupAggregate` hashed on its group key (a global
+//!   aggregate runs on one subtask);
+//! - `Join` becomes the binary regular join hashed on its join keys, with
+//!   each side's state layout chosen from its unique key;
+//! - update-before rows are produced only where a consumer needs them: an
+//!   upsert sink keyed on the query's unique key does not, so the aggregate
+//!   feeding it emits `[I,UA]` instead of `[I,UB,UA]`.
+
+use super::plan::{NodeKind, PhysicalNode, PhysicalPlan, SinkPlan};
+use crate::catalog_view::CatalogView;
+use crate::config::Config;
+use crate::error::{PlanError, Result};
+use crate::logical::{AggFunc, InsertStatement, JoinKind, LogicalPlan, Schema};
+use operators::agg::{AggKind, AggSpec};
+use operators::changelog::{ChangelogMode, SinkEncoding};
+use operators::expr::Expr;
+use operators::join::regular_join::JoinType;
+use operators::join::JoinStateLayout;
+
+/// Plans `INSERT INTO sink <query>`.
+pub fn plan_insert(
+    stmt: &InsertStatement,
+    catalog: &dyn CatalogView,
+    config: &Config,
+) -> Result<PhysicalPlan> {
+    config.validate()?;
+    let sink_table = catalog
+        .table(&stmt.sink)
+        .ok_or_else(|| PlanError::validation(format!("unknown sink table '{}'", stmt.sink)))?;
+    let mut root = plan_node(&stmt.query, catalog, config)?;
+    let connector = sink_table
+        .options
+        .get("connector")
+        .map(String::as_str)
+        .unwrap_or("");
+    let encoding = match &sink_table.primary_key {
+        Some(pk) => {
+            let mut want = pk.clone();
+            want.sort_unstable();
+            let mut have = root.unique_key.clone();
+            if let Some(h) = &mut have {
+                h.sort_unstable();
+            }
+            if !root.is_insert_only() && have.as_ref() != Some(&want) {
+                return Err(PlanError::plan(format!(
+                    "sink '{}' has PRIMARY KEY ({}) but the query's unique key is {}; \
+                     declare the sink's primary key as the query's unique key (the lab inserts no upsert materializer)",
+                    sink_table.name,
+                    names(&sink_table.schema, pk),
+                    match &root.unique_key {
+                        Some(k) => format!("({})", names(root_schema(&root), k)),
+                        None => "unknown".to_string(),
+                    }
+                )));
+            }
+            SinkEncoding::Upsert { key: pk.clone() }
+        }
+        None if connector == "filesystem" && !root.is_insert_only() => {
+            return Err(PlanError::plan(format!(
+                "Table sink '{}' doesn't support consuming update changes which is produced by node {}; \
+                 write updating results with `lab run --changelog FILE` or to a print/blackhole sink",
+                sink_table.name,
+                node_label(&root)
+            )));
+        }
+        None => SinkEncoding::Retract,
+    };
+    let needs_ub = !matches!(encoding, SinkEncoding::Upsert { .. });
+    assign_update_before(&mut root, needs_ub);
+    Ok(PhysicalPlan {
+        root,
+        sink: SinkPlan {
+            table: sink_table.clone(),
+            encoding,
+        },
+    })
+}
+
+fn root_schema(n: &PhysicalNode) -> &Schema {
+    &n.schema
+}
+
+fn names(schema: &Schema, cols: &[usize]) -> String {
+    cols.iter()
+        .map(|&i| {
+            schema
+                .fields
+                .get(i)
+                .map(|f| f.name.clone())
+                .unwrap_or_else(|| format!("${i}"))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub fn node_label(n: &PhysicalNode) -> String {
+    match &n.kind {
+        NodeKind::Source { table, .. } => format!("TableSourceScan({})", table.name),
+        NodeKind::Calc { .. } => "Calc".into(),
+        NodeKind::GroupAggregate { .. } => "GroupAggregate".into(),
+        NodeKind::Join { .. } => "Join".into(),
+    }
+}
+
+/// Replaces column references of `e` by the projection's expressions.
+fn inline(e: &Expr, p: &[Expr]) -> Expr {
+    let s = |x: &Expr| Box::new(inline(x, p));
+    match e {
+        Expr::Column(i) => p[*i].clone(),
+        Expr::Literal(v) => Expr::Literal(v.clone()),
+        Expr::Binary(op, l, r) => Expr::Binary(*op, s(l), s(r)),
+        Expr::Not(x) => Expr::Not(s(x)),
+        Expr::Neg(x) => Expr::Neg(s(x)),
+        Expr::Hash(x) => Expr::Hash(s(x)),
+        Expr::ToDouble(x) => Expr::ToDouble(s(x)),
+        Expr::IsNull { expr, negated } => Expr::IsNull {
+            expr: s(expr),
+            negated: *negated,
+        },
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => Expr::InList {
+            expr: s(expr),
+            list: list.iter().map(|x| inline(x, p)).collect(),
+            negated: *negated,
+        },
+        Expr::Case {
+            operand,
+            branches,
+            otherwise,
+        } => Expr::Case {
+            operand: operand.as_ref().map(|x| s(x)),
+            branches: branches
+                .iter()
+                .map(|(w, t)| (inline(w, p), inline(t, p)))
+                .collect(),
+            otherwise: otherwise.as_ref().map(|x| s(x)),
+        },
+    }
+}
+
+fn and(a: Option<Expr>, b: Option<Expr>) -> Option<Expr> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Expr::bin(operators::expr::BinOp::And, a, b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+/// Pushes a filter/projection onto `input`: fuses with a Calc or a source.
+fn calc_over(
+    input: PhysicalNode,
+    predicate: Option<Expr>,
+    projection: Option<Vec<Expr>>,
+    schema: Schema,
+) -> PhysicalNode {
+    let unique_key = match (&input.unique_key, &projection) {
+        (None, _) => None,
+        (Some(k), None) => Some(k.clone()),
+        (Some(k), Some(p)) => k
+            .iter()
+            .map(|c| p.iter().position(|e| *e == Expr::Column(*c)))
+            .collect::<Option<Vec<usize>>>(),
+    };
+    let changelog = input.changelog;
+    let parallelism = input.parallelism;
+    let mut input = input;
+    let fused_kind = match &mut input.kind {
+        NodeKind::Source {
+            predicate: p0,
+            projection: q0,
+            ..
+        }
+        | NodeKind::Calc {
+            predicate: p0,
+            projection: q0,
+        } => {
+            // New predicate/projection are over the old projection's output.
+            let pred = predicate.map(|e| match q0 {
+                Some(q) => inline(&e, q),
+                None => e,
+            });
+            let proj = match (projection, q0.take()) {
+                (Some(p), Some(q)) => Some(p.iter().map(|e| inline(e, &q)).collect()),
+                (Some(p), None) => Some(p),
+                (None, q) => q,
+            };
+            *p0 = and(p0.take(), pred);
+            *q0 = proj;
+            true
+        }
+        _ => {
+            return PhysicalNode {
+                kind: NodeKind::Calc {
+                    predicate,
+                    projection,
+                },
+                inputs: vec![input],
+                schema,
+                changelog,
+                unique_key,
+                parallelism,
+            }
+        }
+    };
+    debug_assert!(fused_kind);
+    input.schema = schema;
+    input.unique_key = unique_key;
+    input
+}
+
+fn plan_node(
+    plan: &LogicalPlan,
+    catalog: &dyn CatalogView,
+    config: &Config,
+) -> Result<PhysicalNode> {
+    let p = config.parallelism();
+    Ok(match plan {
+        LogicalPlan::Scan { table, schema, .. } => {
+            let def = catalog
+                .table(table)
+                .ok_or_else(|| PlanError::validation(format!("unknown table '{table}'")))?;
+            let changelog =
+                if def.options.get("format").map(String::as_str) == Some("changelog-csv") {
+                    ChangelogMode::ALL
+                } else {
+                    ChangelogMode::INSERT_ONLY
+                };
+            PhysicalNode {
+                kind: NodeKind::Source {
+                    table: def.clone(),
+                    predicate: None,
+                    projection: None,
+                },
+                inputs: vec![],
+                schema: schema.clone(),
+                changelog,
+                unique_key: def.primary_key.clone(),
+                parallelism: 1,
+            }
+        }
+        LogicalPlan::Filter { input, predicate } => {
+            let child = plan_node(input, catalog, config)?;
+            let schema = child.schema.clone();
+            calc_over(child, Some(predicate.clone()), None, schema)
+        }
+        LogicalPlan::Project {
+            input,
+            exprs,
+            schema,
+        } => {
+            let child = plan_node(input, catalog, config)?;
+            let identity = exprs.len() == child.schema.len()
+                && exprs.iter().enumerate().all(|(i, e)| *e == Expr::Column(i));
+            if identity {
+                let mut c = child;
+                c.schema = schema.clone();
+                c
+            } else {
+                calc_over(child, None, Some(exprs.clone()), schema.clone())
+            }
+        }
+        LogicalPlan::Aggregate {
+            input,
+            group_by,
+            aggs,
+            schema,
+            ..
+        } => {
+            let child = plan_node(input, catalog, config)?;
+            let input_insert_only = child.is_insert_only();
+            let specs = aggs
+                .iter()
+                .map(|a| AggSpec {
+                    kind: match a.func {
+                        AggFunc::CountStar => AggKind::CountStar,
+                        AggFunc::Count => AggKind::Count,
+                        AggFunc::Sum => AggKind::Sum,
+                        AggFunc::Min => AggKind::Min,
+                        AggFunc::Max => AggKind::Max,
+                        AggFunc::Avg => AggKind::Avg,
+                    },
+                    arg: a.arg,
+                    distinct: a.distinct,
+                    filter: a.filter,
+                    result_type: a.output_type,
+                })
+                .collect();
+            let changelog = ChangelogMode {
+                insert: true,
+                update_before: true,
+                update_after: true,
+                delete: !input_insert_only,
+            };
+            PhysicalNode {
+                kind: NodeKind::GroupAggregate {
+                    group_by: group_by.clone(),
+                    aggs: specs,
+                    agg_names: aggs.iter().map(|a| a.name.clone()).collect(),
+                    generate_update_before: true,
+                    input_insert_only,
+                },
+                inputs: vec![child],
+                schema: schema.clone(),
+                changelog,
+                unique_key: Some((0..group_by.len()).collect()),
+                parallelism: if group_by.is_empty() { 1 } else { p },
+            }
+        }
+        LogicalPlan::Join {
+            left,
+            right,
+            kind,
+            left_keys,
+            right_keys,
+            residual,
+            schema,
+            ..
+        } => {
+            let l = plan_node(left, catalog, config)?;
+            let r = plan_node(right, catalog, config)?;
+            let join_type = match kind {
+                JoinKind::Inner => JoinType::Inner,
+                JoinKind::Left => JoinType::Left,
+            };
+            let layout = |n: &PhysicalNode, keys: &[usize]| match &n.unique_key {
+                Some(u) if u.iter().all(|c| keys.contains(c)) => {
+                    JoinStateLayout::JoinKeyContainsUniqueKey
+                }
+                Some(u) => JoinStateLayout::HasUniqueKey(u.clone()),
+                None => JoinStateLayout::NoUniqueKey,
+            };
+            let left_layout = layout(&l, left_keys);
+            let right_layout = layout(&r, right_keys);
+            let la = l.schema.len();
+            let unique_key = match (&l.unique_key, &r.unique_key) {
+                (Some(lk), Some(rk)) if rk.iter().all(|c| right_keys.contains(c)) => {
+                    Some(lk.clone())
+                }
+                (Some(lk), Some(rk)) => Some(
+                    lk.iter()
+                        .copied()
+                        .chain(rk.iter().map(|c| c + la))
+                        .collect(),
+                ),
+                _ => None,
+            };
+            let changelog = match join_type {
+                JoinType::Inner => l.changelog.union(r.changelog),
+                JoinType::Left => ChangelogMode {
+                    insert: true,
+                    update_before: r.changelog.update_before,
+                    update_after: false,
+                    delete: true,
+                },
+            };
+            PhysicalNode {
+                kind: NodeKind::Join {
+                    join_type,
+                    left_keys: left_keys.clone(),
+                    right_keys: right_keys.clone(),
+                    residual: residual.clone(),
+                    left_layout,
+                    right_layout,
+                },
+                inputs: vec![l, r],
+                schema: schema.clone(),
+                changelog,
+                unique_key,
+                parallelism: p,
+            }
+        }
+    })
+}
+
+/// Decides, top-down, which aggregates must emit update-before rows, and
+/// recomputes changelog modes bottom-up accordingly.
+fn assign_update_before(node: &mut PhysicalNode, needed: bool) {
+    match &mut node.kind {
+        NodeKind::GroupAggregate {
+            generate_update_before,
+            ..
+        } => {
+            *generate_update_before = needed;
+            node.changelog.update_before = needed;
+            for c in &mut node.inputs {
+                assign_update_before(c, true);
+            }
+        }
+        NodeKind::Calc { .. } | NodeKind::Source { .. } => {
+            for c in &mut node.inputs {
+                assign_update_before(c, needed);
+            }
+            if let Some(c) = node.inputs.first() {
+                node.changelog = c.changelog;
+            }
+        }
+        NodeKind::Join { join_type, .. } => {
+            let jt = *join_type;
+            for c in &mut node.inputs {
+                assign_update_before(c, true);
+            }
+            let (l, r) = (node.inputs[0].changelog, node.inputs[1].changelog);
+            node.changelog = match jt {
+                JoinType::Inner => l.union(r),
+                JoinType::Left => ChangelogMode {
+                    insert: true,
+                    update_before: r.update_before,
+                    update_after: false,
+                    delete: true,
+                },
+            };
+        }
+    }
+}

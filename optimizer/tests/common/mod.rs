@@ -1,0 +1,64 @@
+//! Helpers shared by the optimizer's integration tests: in-memory sources
+//! and running a script against them.
+#![allow(dead_code)]
+
+use operators::changelog::Change;
+use operators::exec::ChangeSource;
+use optimizer::error::PlanError;
+use optimizer::logical::TableDef;
+use optimizer::physical::job::SourceProvider;
+use optimizer::session::{run_parsed, InsertOutcome, RunError, RunOptions};
+use optimizer::sql::{parse_script, Script};
+use std::collections::HashMap;
+
+pub struct VecChangeSource {
+    changes: Vec<Change>,
+    pos: usize,
+}
+
+impl ChangeSource for VecChangeSource {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, String> {
+        let end = (self.pos + max).min(self.changes.len());
+        out.extend_from_slice(&self.changes[self.pos..end]);
+        let n = end - self.pos;
+        self.pos = end;
+        Ok(n)
+    }
+}
+
+/// Tables by name, each an input changelog.
+#[derive(Default, Clone, Debug)]
+pub struct MemSources(pub HashMap<String, Vec<Change>>);
+
+impl SourceProvider for MemSources {
+    fn open(&self, table: &TableDef) -> Result<Box<dyn ChangeSource>, PlanError> {
+        let changes = self
+            .0
+            .get(&table.name)
+            .cloned()
+            .ok_or_else(|| PlanError::validation(format!("no test data for {}", table.name)))?;
+        Ok(Box::new(VecChangeSource { changes, pos: 0 }))
+    }
+}
+
+pub fn run_mem(
+    sql: &str,
+    sources: &MemSources,
+    overrides: &[(&str, String)],
+    options: RunOptions,
+) -> Result<(Script, Vec<InsertOutcome>), RunError> {
+    let script = parse_script(sql)?;
+    let overrides: Vec<(String, String)> = overrides
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    let out = run_parsed(
+        &script,
+        &script.catalog,
+        sources,
+        &overrides,
+        options,
+        &mut |_, _| {},
+    )?;
+    Ok((script, out))
+}

@@ -1,0 +1,436 @@
+//! The configuration registry: defaults, parsing of every type, errors and
+//! cross-key validation.
+
+use optimizer::config::{
+    self, format_duration, parse_duration, AggPhaseStrategy, ClockKind, Config, DeltaJoinStrategy,
+    StateBackendKind,
+};
+use optimizer::error::ErrorKind;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn set_err(key: &str, value: &str) -> String {
+    let err = Config::default().set(key, value).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Config);
+    err.message
+}
+
+#[test]
+fn every_default() {
+    let c = Config::default();
+    assert!(!c.mini_batch_enabled());
+    assert_eq!(c.mini_batch_allow_latency(), Duration::ZERO);
+    assert_eq!(c.mini_batch_size(), -1);
+    assert_eq!(c.agg_phase_strategy(), AggPhaseStrategy::Auto);
+    assert!(!c.split_distinct_enabled());
+    assert_eq!(c.split_bucket_num(), 1024);
+    assert!(!c.multi_join_enabled());
+    assert_eq!(c.delta_join_strategy(), DeltaJoinStrategy::Auto);
+    assert!(c.delta_join_cache_enabled());
+    assert_eq!(c.delta_join_left_cache_size(), 10000);
+    assert_eq!(c.delta_join_right_cache_size(), 10000);
+    assert_eq!(c.state_ttl(), Duration::ZERO);
+    assert_eq!(c.parallelism(), 1);
+    assert_eq!(c.state_backend(), StateBackendKind::HashMap);
+    assert_eq!(c.source_batch_size(), 1024);
+    assert_eq!(c.state_dir(), None);
+    assert_eq!(c.clock(), ClockKind::Processing);
+    assert!(c.explicitly_set().is_empty());
+    assert!(c.validate().is_ok());
+}
+
+#[test]
+fn entries_list_every_key_in_canonical_text() {
+    let entries = Config::default().entries();
+    let expected = [
+        ("table.exec.mini-batch.enabled", "false"),
+        ("table.exec.mini-batch.allow-latency", "0 ms"),
+        ("table.exec.mini-batch.size", "-1"),
+        ("table.optimizer.agg-phase-strategy", "AUTO"),
+        ("table.optimizer.distinct-agg.split.enabled", "false"),
+        ("table.optimizer.distinct-agg.split.bucket-num", "1024"),
+        ("table.optimizer.multi-join.enabled", "false"),
+        ("table.optimizer.delta-join.strategy", "AUTO"),
+        ("table.exec.delta-join.cache-enabled", "true"),
+        ("table.exec.delta-join.left.cache-size", "10000"),
+        ("table.exec.delta-join.right.cache-size", "10000"),
+        ("table.exec.state.ttl", "0 ms"),
+        ("parallelism.default", "1"),
+        ("state.backend.type", "hashmap"),
+        ("lab.source.batch-size", "1024"),
+        ("lab.state.dir", ""),
+        ("lab.clock", "processing"),
+    ];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(entries, expected);
+}
+
+#[test]
+fn key_infos_match_defaults() {
+    let keys = config::keys();
+    assert_eq!(keys.len(), 17);
+    let defaults = Config::default();
+    for k in keys {
+        assert_eq!(
+            defaults.get(k.name).as_deref(),
+            Some(k.default),
+            "{}",
+            k.name
+        );
+        assert!(!k.description.is_empty(), "{}", k.name);
+        // Setting a key to its default text is accepted and changes nothing
+        // but the explicit flag.
+        let mut c = Config::default();
+        c.set(k.name, k.default).unwrap();
+        assert_eq!(c.entries(), defaults.entries());
+        assert!(c.is_set(k.name));
+    }
+    let info = config::key_info("table.optimizer.agg-phase-strategy").unwrap();
+    assert_eq!(info.type_name, "Enum");
+    assert_eq!(info.allowed(), &["AUTO", "ONE_PHASE", "TWO_PHASE"]);
+    assert_eq!(
+        config::key_info("parallelism.default").unwrap().type_name,
+        "Integer"
+    );
+    assert_eq!(
+        config::key_info("table.exec.mini-batch.size")
+            .unwrap()
+            .type_name,
+        "Long"
+    );
+    assert_eq!(
+        config::key_info("table.exec.state.ttl").unwrap().type_name,
+        "Duration"
+    );
+    assert_eq!(
+        config::key_info("lab.state.dir").unwrap().type_name,
+        "String"
+    );
+    assert!(config::key_info("no.such.key").is_none());
+}
+
+#[test]
+fn booleans() {
+    let mut c = Config::default();
+    c.set("table.exec.mini-batch.enabled", "TRUE").unwrap();
+    assert!(c.mini_batch_enabled());
+    c.set("table.exec.mini-batch.enabled", " False ").unwrap();
+    assert!(!c.mini_batch_enabled());
+    c.set("table.optimizer.multi-join.enabled", "true").unwrap();
+    assert!(c.multi_join_enabled());
+    c.set("table.optimizer.distinct-agg.split.enabled", "true")
+        .unwrap();
+    assert!(c.split_distinct_enabled());
+    c.set("table.exec.delta-join.cache-enabled", "false")
+        .unwrap();
+    assert!(!c.delta_join_cache_enabled());
+    for bad in ["yes", "1", "", "on"] {
+        let m = set_err("table.exec.mini-batch.enabled", bad);
+        assert!(m.contains("'table.exec.mini-batch.enabled'"), "{m}");
+        assert!(m.contains(&format!("'{bad}'")), "{m}");
+        assert!(m.contains("true or false"), "{m}");
+    }
+}
+
+#[test]
+fn integers_and_longs() {
+    let mut c = Config::default();
+    c.set("table.exec.mini-batch.size", "5000").unwrap();
+    assert_eq!(c.mini_batch_size(), 5000);
+    c.set("table.exec.mini-batch.size", "-7").unwrap();
+    assert_eq!(c.mini_batch_size(), -7);
+    c.set("table.optimizer.distinct-agg.split.bucket-num", "16")
+        .unwrap();
+    assert_eq!(c.split_bucket_num(), 16);
+    c.set("parallelism.default", "4").unwrap();
+    assert_eq!(c.parallelism(), 4);
+    c.set("lab.source.batch-size", "1").unwrap();
+    assert_eq!(c.source_batch_size(), 1);
+    c.set("table.exec.delta-join.left.cache-size", "3").unwrap();
+    c.set("table.exec.delta-join.right.cache-size", "5000000000")
+        .unwrap();
+    assert_eq!(c.delta_join_left_cache_size(), 3);
+    assert_eq!(c.delta_join_right_cache_size(), 5_000_000_000);
+
+    let m = set_err("parallelism.default", "0");
+    assert!(
+        m.contains("'parallelism.default'") && m.contains("'0'"),
+        "{m}"
+    );
+    assert!(m.contains(">= 1"), "{m}");
+    let m = set_err("table.optimizer.distinct-agg.split.bucket-num", "-3");
+    assert!(m.contains(">= 1"), "{m}");
+    let m = set_err("table.exec.delta-join.left.cache-size", "0");
+    assert!(m.contains(">= 1"), "{m}");
+    let m = set_err("lab.source.batch-size", "1.5");
+    assert!(m.contains("integer"), "{m}");
+    // Integer keys are 32-bit, as Flink's.
+    let m = set_err("parallelism.default", "3000000000");
+    assert!(m.contains("32-bit"), "{m}");
+    let m = set_err("table.exec.mini-batch.size", "many");
+    assert!(m.contains("'many'") && m.contains("64-bit integer"), "{m}");
+    let m = set_err("table.exec.mini-batch.size", "99999999999999999999");
+    assert!(m.contains("integer"), "{m}");
+}
+
+#[test]
+fn enums_are_case_insensitive_and_canonical() {
+    let mut c = Config::default();
+    c.set("table.optimizer.agg-phase-strategy", "two_phase")
+        .unwrap();
+    assert_eq!(c.agg_phase_strategy(), AggPhaseStrategy::TwoPhase);
+    assert_eq!(
+        c.get("table.optimizer.agg-phase-strategy").unwrap(),
+        "TWO_PHASE"
+    );
+    c.set("table.optimizer.agg-phase-strategy", "One_Phase")
+        .unwrap();
+    assert_eq!(c.agg_phase_strategy(), AggPhaseStrategy::OnePhase);
+    c.set("table.optimizer.delta-join.strategy", "force")
+        .unwrap();
+    assert_eq!(c.delta_join_strategy(), DeltaJoinStrategy::Force);
+    c.set("table.optimizer.delta-join.strategy", "NONE")
+        .unwrap();
+    assert_eq!(c.delta_join_strategy(), DeltaJoinStrategy::None);
+    c.set("state.backend.type", "RocksDB").unwrap();
+    assert_eq!(c.state_backend(), StateBackendKind::RocksDb);
+    assert_eq!(c.get("state.backend.type").unwrap(), "rocksdb");
+    c.set("state.backend.type", "HASHMAP").unwrap();
+    assert_eq!(c.state_backend(), StateBackendKind::HashMap);
+    c.set("lab.clock", "Deterministic").unwrap();
+    assert_eq!(c.clock(), ClockKind::Deterministic);
+
+    let m = set_err("table.optimizer.agg-phase-strategy", "THREE_PHASE");
+    assert!(m.contains("'THREE_PHASE'"), "{m}");
+    assert!(m.contains("AUTO, ONE_PHASE, TWO_PHASE"), "{m}");
+    // `filesystem`, Flink's old alias of hashmap, is not accepted.
+    let m = set_err("state.backend.type", "filesystem");
+    assert!(
+        m.contains("'state.backend.type'") && m.contains("hashmap, rocksdb"),
+        "{m}"
+    );
+    let m = set_err("table.optimizer.delta-join.strategy", "ALWAYS");
+    assert!(m.contains("AUTO, FORCE, NONE"), "{m}");
+    let m = set_err("lab.clock", "wall");
+    assert!(m.contains("processing, deterministic"), "{m}");
+    assert_eq!(StateBackendKind::RocksDb.to_string(), "rocksdb");
+    assert_eq!(AggPhaseStrategy::TwoPhase.to_string(), "TWO_PHASE");
+}
+
+#[test]
+fn durations() {
+    let mut c = Config::default();
+    c.set("table.exec.mini-batch.allow-latency", "5 s").unwrap();
+    assert_eq!(c.mini_batch_allow_latency(), ms(5000));
+    assert_eq!(
+        c.get("table.exec.mini-batch.allow-latency").unwrap(),
+        "5000 ms"
+    );
+    c.set("table.exec.state.ttl", "1h").unwrap();
+    assert_eq!(c.state_ttl(), ms(3_600_000));
+    assert_eq!(c.get("table.exec.state.ttl").unwrap(), "3600000 ms");
+
+    let m = set_err("table.exec.state.ttl", "one hour");
+    assert!(
+        m.contains("'table.exec.state.ttl'") && m.contains("'one hour'"),
+        "{m}"
+    );
+    assert!(m.contains("duration"), "{m}");
+    let m = set_err("table.exec.mini-batch.allow-latency", "5 fortnights");
+    assert!(m.contains("unknown time unit 'fortnights'"), "{m}");
+}
+
+#[test]
+fn duration_syntax() {
+    let good = [
+        ("0", 0),
+        ("250", 250),
+        ("250 ms", 250),
+        ("250ms", 250),
+        ("3 milli", 3),
+        ("3 millis", 3),
+        ("3 millisecond", 3),
+        ("3 milliseconds", 3),
+        ("2 s", 2_000),
+        ("2s", 2_000),
+        ("2 sec", 2_000),
+        ("2 secs", 2_000),
+        ("2 second", 2_000),
+        ("2 seconds", 2_000),
+        ("2 min", 120_000),
+        ("2m", 120_000),
+        ("2 minute", 120_000),
+        ("2 minutes", 120_000),
+        ("1 h", 3_600_000),
+        ("1 hour", 3_600_000),
+        ("2 hours", 7_200_000),
+        ("1 d", 86_400_000),
+        ("1 day", 86_400_000),
+        ("2 days", 172_800_000),
+        ("  10 S  ", 10_000),
+        ("10 MIN", 600_000),
+        ("10 Seconds", 10_000),
+    ];
+    for (text, expected) in good {
+        assert_eq!(parse_duration(text), Ok(ms(expected)), "{text}");
+    }
+    for bad in [
+        "",
+        "ms",
+        "-5 s",
+        "1.5 s",
+        "5 weeks",
+        "5 s s",
+        "5 us",
+        "5 ns",
+        "s5",
+        "99999999999999999999999 ms",
+        "18446744073709551615 d",
+    ] {
+        assert!(parse_duration(bad).is_err(), "{bad:?} parsed");
+    }
+    assert_eq!(format_duration(ms(5000)), "5000 ms");
+    assert_eq!(format_duration(Duration::ZERO), "0 ms");
+}
+
+#[test]
+fn strings() {
+    let mut c = Config::default();
+    c.set("lab.state.dir", "/var/tmp/joinlab").unwrap();
+    assert_eq!(c.state_dir(), Some(PathBuf::from("/var/tmp/joinlab")));
+    c.set("lab.state.dir", "").unwrap();
+    assert_eq!(c.state_dir(), None);
+}
+
+#[test]
+fn unknown_key_suggests_nearest() {
+    let m = set_err("table.exec.mini-batch.enable", "true");
+    assert_eq!(
+        m,
+        "unknown configuration key 'table.exec.mini-batch.enable'; did you mean \
+         'table.exec.mini-batch.enabled'?"
+    );
+    let m = set_err("table.exec.minibatch.size", "10");
+    assert!(
+        m.ends_with("did you mean 'table.exec.mini-batch.size'?"),
+        "{m}"
+    );
+    let m = set_err("state.backend", "rocksdb");
+    assert!(m.ends_with("did you mean 'state.backend.type'?"), "{m}");
+    let m = set_err("TABLE.OPTIMIZER.MULTI-JOIN.ENABLED", "true");
+    assert!(
+        m.ends_with("did you mean 'table.optimizer.multi-join.enabled'?"),
+        "{m}"
+    );
+    let m = set_err("mini-batch.allow-latency", "1 s");
+    assert!(
+        m.ends_with("did you mean 'table.exec.mini-batch.allow-latency'?"),
+        "{m}"
+    );
+    // Nothing close: the known keys are listed instead.
+    let m = set_err("pipeline.name", "x");
+    assert!(
+        m.starts_with("unknown configuration key 'pipeline.name'; known keys: "),
+        "{m}"
+    );
+    assert!(m.contains("parallelism.default"), "{m}");
+    let full = Config::default().set("foo", "1").unwrap_err().to_string();
+    assert!(
+        full.starts_with("configuration error: unknown configuration key 'foo'"),
+        "{full}"
+    );
+}
+
+#[test]
+fn failed_set_changes_nothing() {
+    let mut c = Config::default();
+    c.set("parallelism.default", "4").unwrap();
+    assert!(c.set("parallelism.default", "zero").is_err());
+    assert!(c.set("parallelism.defaults", "2").is_err());
+    assert_eq!(c.parallelism(), 4);
+    assert_eq!(
+        c.explicitly_set(),
+        vec![("parallelism.default".to_string(), "4".to_string())]
+    );
+}
+
+#[test]
+fn explicitly_set_lists_given_keys_in_registry_order() {
+    let mut c = Config::default();
+    c.set("state.backend.type", "ROCKSDB").unwrap();
+    c.set("table.exec.mini-batch.allow-latency", "2 s").unwrap();
+    c.set("table.exec.mini-batch.enabled", "true").unwrap();
+    assert_eq!(
+        c.explicitly_set(),
+        vec![
+            (
+                "table.exec.mini-batch.enabled".to_string(),
+                "true".to_string()
+            ),
+            (
+                "table.exec.mini-batch.allow-latency".to_string(),
+                "2000 ms".to_string()
+            ),
+            ("state.backend.type".to_string(), "rocksdb".to_string()),
+        ]
+    );
+    assert!(c.is_set("state.backend.type"));
+    assert!(!c.is_set("parallelism.default"));
+}
+
+#[test]
+fn mini_batch_needs_latency_and_size() {
+    let mut c = Config::default();
+    c.set("table.exec.mini-batch.enabled", "true").unwrap();
+    let e = c.validate().unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Config);
+    assert!(
+        e.message.contains(
+            "'table.exec.mini-batch.allow-latency' must be > 0 when \
+             'table.exec.mini-batch.enabled' is true"
+        ),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.contains(
+            "'table.exec.mini-batch.size' must be > 0 when 'table.exec.mini-batch.enabled' is true"
+        ),
+        "{}",
+        e.message
+    );
+
+    c.set("table.exec.mini-batch.allow-latency", "1 s").unwrap();
+    let e = c.validate().unwrap_err();
+    assert!(!e.message.contains("allow-latency"), "{}", e.message);
+    assert!(
+        e.message
+            .contains("'table.exec.mini-batch.size' must be > 0"),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("got '-1'"), "{}", e.message);
+
+    c.set("table.exec.mini-batch.size", "1000").unwrap();
+    assert!(c.validate().is_ok());
+
+    c.set("table.exec.mini-batch.allow-latency", "0 s").unwrap();
+    let e = c.validate().unwrap_err();
+    assert!(
+        e.message.contains("allow-latency' must be > 0"),
+        "{}",
+        e.message
+    );
+    assert!(e.message.contains("got '0 ms'"), "{}", e.message);
+
+    // Disabled: the rules do not apply.
+    c.set("table.exec.mini-batch.enabled", "false").unwrap();
+    assert!(c.validate().is_ok());
+}
