@@ -618,6 +618,14 @@ fn error_unsupported_constructs() {
             "window functions (OVER) are not supported: 'ROW_NUMBER() OVER (PARTITION BY url ORDER BY ts)'",
         ),
         (
+            "INSERT INTO sink2 SELECT url, COUNT(*) OVER (PARTITION BY url) FROM clicks;",
+            "window functions (OVER) are not supported: 'COUNT(*) OVER (PARTITION BY url)'",
+        ),
+        (
+            "CREATE TABLE w (ts BIGINT, WATERMARK FOR ts AS ts - 5);",
+            "WATERMARK declarations are not supported (the lab has no event time)",
+        ),
+        (
             "INSERT INTO sink2 SELECT url, UPPER(url) FROM clicks;",
             "function UPPER is not supported (the lab supports COUNT, SUM, MIN, MAX, AVG, MOD, HASH_CODE and CAST(x AS DOUBLE))",
         ),

@@ -292,7 +292,9 @@ pub(crate) fn contains_agg(e: &ast::Expr) -> bool {
     use ast::Expr as E;
     match e {
         E::Function(f) => {
-            if agg_func_name(f).is_some() {
+            // A windowed aggregate (`COUNT(*) OVER ...`) is not a group
+            // aggregate; binding rejects it as a window function.
+            if agg_func_name(f).is_some() && f.over.is_none() {
                 return true;
             }
             let args = match &f.args {

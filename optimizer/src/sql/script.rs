@@ -162,6 +162,18 @@ fn build(index: &LineIndex, tokens: &[&TokenWithSpan]) -> Result<Option<RawState
     let last = significant.last().expect("non-empty");
     let end = index.offset(last.span.end).max(start);
 
+    if word_is(&first.token, Keyword::CREATE) {
+        if let Some(w) = significant
+            .iter()
+            .find(|t| word_named(&t.token, "WATERMARK"))
+        {
+            return Err(PlanError::unsupported(
+                "WATERMARK declarations are not supported (the lab has no event time)",
+            )
+            .at(w.span.start.line, w.span.start.column));
+        }
+    }
+
     // SET key = value
     if word_is(&first.token, Keyword::SET) {
         let set = parse_set(index, &significant)?;
