@@ -354,53 +354,61 @@ pub fn stable_hash(values: &[Value]) -> u64 {
     h.finish()
 }
 
-impl fmt::Display for Expr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Expr {
+    /// Renders the expression in Flink's EXPLAIN style, naming column `i`
+    /// by `name(i)`.
+    pub fn render(&self, name: &dyn Fn(usize) -> String) -> String {
+        let r = |e: &Expr| e.render(name);
         match self {
-            Expr::Column(i) => write!(f, "${i}"),
-            Expr::Literal(Value::Str(s)) => write!(f, "'{s}'"),
-            Expr::Literal(Value::Null) => write!(f, "NULL"),
-            Expr::Literal(v) => write!(f, "{v}"),
-            Expr::Binary(op, l, r) => write!(f, "{}({l}, {r})", op.symbol()),
-            Expr::Not(e) => write!(f, "NOT({e})"),
-            Expr::Neg(e) => write!(f, "-({e})"),
+            Expr::Column(i) => name(*i),
+            Expr::Literal(Value::Str(s)) => format!("'{s}'"),
+            Expr::Literal(Value::Null) => "NULL".to_string(),
+            Expr::Literal(v) => v.to_string(),
+            Expr::Binary(op, a, b) => format!("{}({}, {})", op.symbol(), r(a), r(b)),
+            Expr::Not(e) => format!("NOT({})", r(e)),
+            Expr::Neg(e) => format!("-({})", r(e)),
             Expr::IsNull { expr, negated } => {
-                write!(f, "IS {}NULL({expr})", if *negated { "NOT " } else { "" })
+                format!("IS {}NULL({})", if *negated { "NOT " } else { "" }, r(expr))
             }
             Expr::InList {
                 expr,
                 list,
                 negated,
             } => {
-                write!(f, "{}IN({expr}", if *negated { "NOT " } else { "" })?;
+                let mut s = format!("{}IN({}", if *negated { "NOT " } else { "" }, r(expr));
                 for e in list {
-                    write!(f, ", {e}")?;
+                    s.push_str(", ");
+                    s.push_str(&r(e));
                 }
-                write!(f, ")")
+                s.push(')');
+                s
             }
             Expr::Case {
                 operand,
                 branches,
                 otherwise,
             } => {
-                write!(f, "CASE(")?;
+                let mut s = String::from("CASE(");
                 if let Some(o) = operand {
-                    write!(f, "{o}; ")?;
+                    s.push_str(&format!("{}; ", r(o)));
                 }
-                for (i, (w, t)) in branches.iter().enumerate() {
-                    if i > 0 {
-                        write!(f, ", ")?;
-                    }
-                    write!(f, "{w} => {t}")?;
-                }
+                let arms: Vec<String> = branches.iter().map(|(w, t)| format!("{} => {}", r(w), r(t))).collect();
+                s.push_str(&arms.join(", "));
                 if let Some(o) = otherwise {
-                    write!(f, ", ELSE {o}")?;
+                    s.push_str(&format!(", ELSE {}", r(o)));
                 }
-                write!(f, ")")
+                s.push(')');
+                s
             }
-            Expr::Hash(e) => write!(f, "HASH_CODE({e})"),
-            Expr::ToDouble(e) => write!(f, "CAST({e} AS DOUBLE)"),
+            Expr::Hash(e) => format!("HASH_CODE({})", r(e)),
+            Expr::ToDouble(e) => format!("CAST({} AS DOUBLE)", r(e)),
         }
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(&|i| format!("${i}")))
     }
 }
 

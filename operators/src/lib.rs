@@ -10,6 +10,7 @@ pub use value::{DataType, Row, Value};
 pub mod agg;
 pub mod calc;
 pub mod exec;
+pub mod expand;
 pub mod join;
 pub mod operator;
 pub mod sink;

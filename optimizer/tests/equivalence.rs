@@ -62,14 +62,60 @@ const QUERIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Aggregations whose strategy the configuration changes.
+const AGG_QUERIES: &[(&str, &str)] = &[
+    (
+        "k INT, c1 BIGINT, c2 BIGINT, s1 BIGINT, mn INT, mx INT, av INT",
+        "SELECT k, COUNT(*), COUNT(v), SUM(v), MIN(v), MAX(v), AVG(v) FROM a GROUP BY k",
+    ),
+    (
+        "k INT, d1 BIGINT, d2 BIGINT, fx BIGINT, fy BIGINT, mx STRING",
+        "SELECT k, COUNT(DISTINCT v), SUM(DISTINCT v), COUNT(DISTINCT v) FILTER (WHERE s = 'x'), \
+         COUNT(DISTINCT v) FILTER (WHERE s = 'y'), MAX(s) FROM a GROUP BY k",
+    ),
+    (
+        "k INT, cx BIGINT, cy BIGINT, n BIGINT",
+        "SELECT k, COUNT(DISTINCT CASE WHEN s = 'x' THEN v END), COUNT(DISTINCT CASE WHEN s = 'y' THEN v END), \
+         COUNT(*) FROM a GROUP BY k",
+    ),
+    (
+        "s STRING, dk BIGINT, dv BIGINT, sv BIGINT, av INT, mn INT",
+        "SELECT s, COUNT(DISTINCT k), COUNT(DISTINCT v), SUM(v), AVG(DISTINCT v), MIN(v) FROM a GROUP BY s",
+    ),
+    (
+        "n BIGINT, sx BIGINT, dx BIGINT",
+        "SELECT COUNT(*), SUM(x), COUNT(DISTINCT x) FROM c",
+    ),
+    (
+        "cnt BIGINT, users BIGINT, sk BIGINT",
+        "SELECT cnt, COUNT(*), SUM(k) FROM (SELECT k, COUNT(*) AS cnt FROM a GROUP BY k) AS t GROUP BY cnt",
+    ),
+    (
+        "k INT, n BIGINT, sv BIGINT, mw INT",
+        "SELECT b.k, COUNT(*), SUM(a.v), MAX(b.w) FROM a JOIN b ON a.k = b.k GROUP BY b.k",
+    ),
+    (
+        "k INT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED",
+        "SELECT k, COUNT(*) AS n FROM c GROUP BY k",
+    ),
+    (
+        "k INT, mn INT, mx INT, n BIGINT, av INT",
+        "SELECT k, MIN(x), MAX(x), COUNT(*), AVG(x) FROM c GROUP BY k",
+    ),
+];
+
 fn script() -> String {
+    script_for(QUERIES)
+}
+
+fn script_for(queries: &[(&str, &str)]) -> String {
     let mut s = DDL.to_string();
-    for (i, (cols, _)) in QUERIES.iter().enumerate() {
+    for (i, (cols, _)) in queries.iter().enumerate() {
         s.push_str(&format!(
             "CREATE TABLE s{i} ({cols}) WITH ('connector' = 'blackhole');\n"
         ));
     }
-    for (i, (_, q)) in QUERIES.iter().enumerate() {
+    for (i, (_, q)) in queries.iter().enumerate() {
         s.push_str(&format!("INSERT INTO s{i} {q};\n"));
     }
     s
@@ -191,8 +237,15 @@ fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
 }
 
 fn check(sources: &MemSources, overrides: &[(&str, String)]) -> Result<(), TestCaseError> {
-    let sql = script();
-    let (script, outcomes) = run_mem(&sql, sources, overrides, RunOptions::keep_all())
+    check_script(&script(), sources, overrides)
+}
+
+fn check_script(
+    sql: &str,
+    sources: &MemSources,
+    overrides: &[(&str, String)],
+) -> Result<(), TestCaseError> {
+    let (script, outcomes) = run_mem(sql, sources, overrides, RunOptions::keep_all())
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let inserts: Vec<_> = script
         .statements
@@ -244,6 +297,67 @@ proptest! {
                     ("parallelism.default", p.to_string()),
                     ("lab.source.batch-size", batch.to_string()),
                 ])?;
+            }
+        }
+    }
+}
+
+/// The configurations of the aggregation strategies: mini-batch off and on
+/// with several bundle sizes, each phase strategy, split distinct on and
+/// off with 1, 4 and 1024 buckets.
+fn agg_variants() -> Vec<Vec<(&'static str, String)>> {
+    let mut v = vec![vec![]];
+    for size in ["1", "3", "1000"] {
+        for phase in ["AUTO", "ONE_PHASE", "TWO_PHASE"] {
+            v.push(vec![
+                ("table.exec.mini-batch.enabled", "true".to_string()),
+                ("table.exec.mini-batch.allow-latency", "1 h".to_string()),
+                ("table.exec.mini-batch.size", size.to_string()),
+                ("table.optimizer.agg-phase-strategy", phase.to_string()),
+            ]);
+        }
+    }
+    for buckets in ["1", "4", "1024"] {
+        for mini_batch in [false, true] {
+            let mut c = vec![
+                (
+                    "table.optimizer.distinct-agg.split.enabled",
+                    "true".to_string(),
+                ),
+                (
+                    "table.optimizer.distinct-agg.split.bucket-num",
+                    buckets.to_string(),
+                ),
+            ];
+            if mini_batch {
+                c.push(("table.exec.mini-batch.enabled", "true".to_string()));
+                c.push(("table.exec.mini-batch.allow-latency", "1 h".to_string()));
+                c.push(("table.exec.mini-batch.size", "3".to_string()));
+            }
+            v.push(c);
+        }
+    }
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_aggregation_strategy_matches_the_oracle(
+        sources in inputs(),
+        batch in prop_oneof![Just(2usize), Just(1024)],
+    ) {
+        let sql = script_for(AGG_QUERIES);
+        for variant in agg_variants() {
+            for backend in ["hashmap", "rocksdb"] {
+                for p in [1usize, 4] {
+                    let mut overrides = variant.clone();
+                    overrides.push(("state.backend.type", backend.to_string()));
+                    overrides.push(("parallelism.default", p.to_string()));
+                    overrides.push(("lab.source.batch-size", batch.to_string()));
+                    check_script(&sql, &sources, &overrides)?;
+                }
             }
         }
     }

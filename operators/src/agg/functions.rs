@@ -94,8 +94,19 @@ pub enum Retracted {
 }
 
 /// Applies one non-NULL value (`sign` +1 accumulate, -1 retract) to the
-/// slots of a call other than MIN/MAX.
+/// slots of a call other than MIN/MAX. A `SUM`/`AVG` whose count returns to
+/// 0 resets its sum to NULL, so floating-point residue does not survive an
+/// empty group.
 pub fn apply(kind: AggKind, slots: &mut [Value], v: &Value, sign: i64) {
+    apply_delta(kind, slots, v, sign);
+    if matches!(kind, AggKind::Sum | AggKind::Avg) && slots[1] == Value::Int(0) {
+        slots[0] = Value::Null;
+    }
+}
+
+/// Like [`apply`], for a partial accumulator (a delta a local aggregate
+/// ships): its count may net to 0 while its sum does not.
+pub fn apply_delta(kind: AggKind, slots: &mut [Value], v: &Value, sign: i64) {
     match kind {
         AggKind::CountStar | AggKind::Count => {
             if let Value::Int(c) = &mut slots[0] {
@@ -106,9 +117,6 @@ pub fn apply(kind: AggKind, slots: &mut [Value], v: &Value, sign: i64) {
             slots[0] = add(&slots[0], v, sign);
             if let Value::Int(c) = &mut slots[1] {
                 *c += sign;
-            }
-            if slots[1] == Value::Int(0) {
-                slots[0] = Value::Null;
             }
         }
         AggKind::Min | AggKind::Max => unreachable!("MIN/MAX go through apply_extreme"),
@@ -143,10 +151,39 @@ pub fn apply_extreme(
     }
 }
 
+/// Merges partial slots (from a local aggregate) into `slots`.
+pub fn merge(kind: AggKind, slots: &mut [Value], partial: &[Value]) {
+    match kind {
+        AggKind::CountStar | AggKind::Count => {
+            slots[0] =
+                Value::Int(slots[0].as_int().unwrap_or(0) + partial[0].as_int().unwrap_or(0));
+        }
+        AggKind::Sum | AggKind::Avg => {
+            if !partial[0].is_null() {
+                slots[0] = add(&slots[0], &partial[0], 1);
+            }
+            let count = slots[1].as_int().unwrap_or(0) + partial[1].as_int().unwrap_or(0);
+            slots[1] = Value::Int(count);
+            if count == 0 {
+                slots[0] = Value::Null;
+            }
+        }
+        AggKind::Min | AggKind::Max => {
+            // Only over insert-only input (see `core::not_mergeable`).
+            if !partial[0].is_null() && better(kind, &partial[0], &slots[0]) {
+                slots[0] = partial[0].clone();
+            }
+            slots[1] =
+                Value::Int(slots[1].as_int().unwrap_or(0) + partial[1].as_int().unwrap_or(0));
+        }
+    }
+}
+
 /// The call's result from its slots.
 pub fn result(spec: &AggSpec, slots: &[Value]) -> Value {
     match spec.kind {
         AggKind::CountStar | AggKind::Count => slots[0].clone(),
+        AggKind::Sum | AggKind::Min | AggKind::Max if slots[1] == Value::Int(0) => Value::Null,
         AggKind::Sum | AggKind::Min | AggKind::Max => slots[0].clone(),
         AggKind::Avg => match (&slots[0], &slots[1]) {
             (_, Value::Int(0)) | (Value::Null, _) => Value::Null,

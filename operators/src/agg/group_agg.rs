@@ -1,56 +1,69 @@
-//! `GroupAggregate`: one record at a time, read-modify-write per record.
+//! `GroupAggregate`: one record at a time, or in mini-batches; also the
+//! global half of a local-global aggregate.
 //!
 //! Semantics: for each group key the operator keeps an accumulator whose
 //! result equals the aggregate over every row of that group seen so far
 //! (accumulated minus retracted), so the emitted changelog materialises to
-//! the batch `GROUP BY`. Emission follows Flink's `GroupAggFunction` with no
-//! state TTL:
-//! - first row of a group: `+I(result)`;
+//! the batch `GROUP BY`. Emission follows Flink's `GroupAggFunction` (and
+//! its mini-batch and global variants) with no state TTL, once per record,
+//! or once per key per bundle in mini-batch mode:
+//! - a group seen for the first time: `+I(result)`;
 //! - result changed: `-U(old)` (unless the consumer is an upsert sink that
 //!   does not need update-before) then `+U(new)`;
 //! - result unchanged (a repeated distinct value, a MAX that did not move):
 //!   nothing;
-//! - last row retracted: `-D(old)` and the group's state is cleared.
+//! - row count back to 0: `-D(old)` and the group's state is cleared.
+//! Retractions that arrive for a group with no state are dropped (nothing
+//! to take away), as Flink does.
 //!
-//! State: `acc` (group key → `[row count, slots...]`, see
-//! [`super::functions`]); for each distinct column a map
-//! `distinct_<col>` (group key → {value → one count per distinct call on
-//! that column}), shared by every `FILTER` variant of the call, as Flink
-//! shares distinct state; for MIN/MAX over a retracting input a map
-//! `minmax_<i>` (group key → {value → count}).
+//! Mini-batch: records are buffered per key (keys in arrival order) until
+//! the bundle closes: on `table.exec.mini-batch.size` buffered records, on
+//! the executor's latency trigger, or at end of input. Then each key's
+//! accumulator is read once, every buffered record applied, and written
+//! once. The global aggregate buffers partial accumulators from local
+//! aggregates and merges them the same way.
 //!
-//! Counters, per input record: one read and one write (or delete) of `acc`;
-//! plus one read-modify-write per distinct map the record touches and per
-//! retractable MIN/MAX.
+//! Counters: one-record-at-a-time, per input record one read and one write
+//! (or delete) of `acc`; mini-batch, one read and one write per distinct key
+//! per bundle; plus the distinct and MIN/MAX maps (see [`super::core`]).
 
-use super::functions::{self, AggKind, AggSpec, Retracted, SLOTS};
+use super::core::{row_count, AggCore};
+use super::functions::AggSpec;
 use crate::changelog::{Change, RowKind};
 use crate::operator::{OpResult, Operator};
-use crate::state::{MapState, StateBackend, StateReport, ValueState};
+use crate::state::heap::{new_map, Map};
+use crate::state::{StateBackend, StateReport, ValueState};
 use crate::value::{Row, Value};
 
-struct DistinctGroup {
-    column: usize,
-    /// The calls (indices into `aggs`) that count distinct values of `column`.
-    calls: Vec<usize>,
-    state: MapState,
+/// What the operator's input rows are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggInput {
+    /// Rows of the aggregated table.
+    Rows,
+    /// Partial accumulators `[group key..., acc...]` from a local aggregate.
+    Partials,
+}
+
+/// Buffered records of an open bundle, per key in arrival order.
+struct Bundle {
+    size: usize,
+    buffered: usize,
+    index: Map<Row, usize>,
+    entries: Vec<(Row, Vec<Change>)>,
 }
 
 pub struct GroupAggregateOperator {
     group_key: Vec<usize>,
-    aggs: Vec<AggSpec>,
-    /// Per call: its distinct group, if it is a distinct COUNT/SUM/AVG.
-    distinct_of: Vec<Option<usize>>,
-    distinct: Vec<DistinctGroup>,
-    /// Per call: the value map of a retractable MIN/MAX.
-    minmax: Vec<Option<MapState>>,
+    core: AggCore,
     acc: ValueState,
     generate_update_before: bool,
+    input: AggInput,
+    bundle: Option<Bundle>,
     key_buf: Vec<Value>,
 }
 
 impl GroupAggregateOperator {
-    /// `scope` names the operator's state (one column family per state).
+    /// One record at a time. `scope` names the operator's state;
     /// `input_insert_only` lets MIN/MAX skip their value maps.
     pub fn new(
         backend: &StateBackend,
@@ -60,158 +73,92 @@ impl GroupAggregateOperator {
         input_insert_only: bool,
         generate_update_before: bool,
     ) -> OpResult<GroupAggregateOperator> {
-        let acc = backend.value_state(scope, "acc", 1 + SLOTS * aggs.len())?;
-        let mut distinct: Vec<DistinctGroup> = Vec::new();
-        let mut distinct_of = vec![None; aggs.len()];
-        let mut minmax = Vec::with_capacity(aggs.len());
-        for (i, a) in aggs.iter().enumerate() {
-            let extreme = matches!(a.kind, AggKind::Min | AggKind::Max);
-            if a.distinct && !extreme {
-                let col = a.arg.expect("distinct aggregate has an argument");
-                let g = match distinct.iter().position(|d| d.column == col) {
-                    Some(g) => g,
-                    None => {
-                        let state = backend.map_state(scope, &format!("distinct_{col}"), 1, 0)?;
-                        distinct.push(DistinctGroup {
-                            column: col,
-                            calls: Vec::new(),
-                            state,
-                        });
-                        distinct.len() - 1
-                    }
-                };
-                distinct[g].calls.push(i);
-                distinct_of[i] = Some(g);
-            }
-            minmax.push(if extreme && !input_insert_only {
-                Some(backend.map_state(scope, &format!("minmax_{i}"), 1, 1)?)
-            } else {
-                None
-            });
-        }
+        let core = AggCore::new(Some(backend), scope, aggs, input_insert_only)?;
+        let acc = backend.value_state(scope, "acc", core.acc_width())?;
         Ok(GroupAggregateOperator {
             group_key,
-            aggs,
-            distinct_of,
-            distinct,
-            minmax,
+            core,
             acc,
             generate_update_before,
+            input: AggInput::Rows,
+            bundle: None,
             key_buf: Vec::new(),
         })
     }
 
-    fn process_one(&mut self, change: Change, out: &mut Vec<Change>) -> OpResult<()> {
-        let sign: i64 = if change.kind.is_accumulate() { 1 } else { -1 };
-        let row = &change.row;
+    /// Buffers records and closes a bundle every `size` records (mini-batch).
+    pub fn with_mini_batch(mut self, size: usize) -> GroupAggregateOperator {
+        self.bundle = Some(Bundle {
+            size: size.max(1),
+            buffered: 0,
+            index: new_map(),
+            entries: Vec::new(),
+        });
+        self
+    }
+
+    /// Makes this the global half of a local-global aggregate: input rows
+    /// are partial accumulators keyed by their leading group columns.
+    pub fn with_partial_input(mut self) -> GroupAggregateOperator {
+        self.input = AggInput::Partials;
+        self.group_key = (0..self.group_key.len()).collect();
+        self
+    }
+
+    fn extract_key(&mut self, row: &[Value]) {
         self.key_buf.clear();
         self.key_buf
             .extend(self.group_key.iter().map(|&i| row[i].clone()));
+    }
+
+    /// Applies `records` (all of one key) to the key's accumulator and
+    /// emits the net change of its result.
+    fn apply_key(
+        &mut self,
+        key: &[Value],
+        records: &[Change],
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
         let GroupAggregateOperator {
-            aggs,
-            distinct_of,
-            distinct,
-            minmax,
+            core,
             acc,
             generate_update_before,
-            key_buf,
+            input,
             ..
         } = self;
-        let key: &[Value] = key_buf;
-        let emitted = acc.modify(key, |slot| -> OpResult<()> {
-            if slot.is_none() && sign < 0 {
-                // A retraction of a group never seen: nothing to take away.
-                return Ok(());
+        let res = acc.modify(key, |slot| -> OpResult<()> {
+            let mut records = records;
+            if slot.is_none() {
+                // No state: leading retractions have nothing to take away.
+                let skip = match input {
+                    AggInput::Rows => records.iter().take_while(|c| c.kind.is_retract()).count(),
+                    AggInput::Partials => 0,
+                };
+                records = &records[skip..];
+                if records.is_empty() {
+                    return Ok(());
+                }
             }
             let first = slot.is_none();
-            let acc_row = slot.get_or_insert_with(|| init_row(aggs));
-            let prev = (!first).then(|| result_row(key, aggs, acc_row));
-            if let Value::Int(c) = &mut acc_row[0] {
-                *c += sign;
-            }
-            for d in distinct.iter_mut() {
-                let v = &row[d.column];
-                if v.is_null() {
-                    continue;
-                }
-                let passes: Vec<bool> = d
-                    .calls
-                    .iter()
-                    .map(|&i| passes_filter(&aggs[i], row))
-                    .collect();
-                if !passes.iter().any(|p| *p) {
-                    continue;
-                }
-                let n = d.calls.len();
-                let flips = d.state.modify(key, std::slice::from_ref(v), |s| {
-                    let counts = s.get_or_insert_with(|| vec![Value::Int(0); n]);
-                    let mut flips = Vec::with_capacity(n);
-                    for (j, c) in counts.iter_mut().enumerate() {
-                        let old = c.as_int().unwrap_or(0);
-                        let new = if passes[j] { old + sign } else { old };
-                        *c = Value::Int(new);
-                        // The call sees the value when its count leaves or reaches 0.
-                        flips.push(passes[j] && ((old == 0 && new > 0) || (old > 0 && new == 0)));
+            let acc_row = slot.get_or_insert_with(|| core.init_row());
+            let prev = (!first).then(|| core.result_row(key, acc_row));
+            for c in records {
+                match input {
+                    AggInput::Rows => {
+                        let sign = if c.kind.is_accumulate() { 1 } else { -1 };
+                        core.accumulate(key, acc_row, &c.row, sign)?;
                     }
-                    if counts.iter().all(|c| c.as_int() == Some(0)) {
-                        *s = None;
-                    }
-                    flips
-                })?;
-                for (j, flip) in flips.into_iter().enumerate() {
-                    if flip {
-                        let i = d.calls[j];
-                        functions::apply(aggs[i].kind, slots_mut(acc_row, i), v, sign);
-                    }
+                    AggInput::Partials => core.merge(acc_row, &c.row[key.len()..]),
                 }
             }
-            for (i, spec) in aggs.iter().enumerate() {
-                if distinct_of[i].is_some() || !passes_filter(spec, row) {
-                    continue;
-                }
-                let v = match spec.arg {
-                    Some(c) => &row[c],
-                    None => &Value::Null,
-                };
-                if spec.kind != AggKind::CountStar && v.is_null() {
-                    continue;
-                }
-                match spec.kind {
-                    AggKind::Min | AggKind::Max => {
-                        let value_left = match &mut minmax[i] {
-                            Some(map) => map.modify(key, std::slice::from_ref(v), |s| {
-                                let c = s.as_ref().and_then(|r| r[0].as_int()).unwrap_or(0) + sign;
-                                *s = (c > 0).then(|| vec![Value::Int(c)]);
-                                c > 0
-                            })?,
-                            None => false,
-                        };
-                        let slots = slots_mut(acc_row, i);
-                        if let Retracted::Rescan =
-                            functions::apply_extreme(spec.kind, slots, v, sign, value_left)
-                        {
-                            let mut best = Value::Null;
-                            if let Some(map) = &mut minmax[i] {
-                                map.for_each(key, |k, _| {
-                                    if functions::better(spec.kind, &k[0], &best) {
-                                        best = k[0].clone();
-                                    }
-                                })?;
-                            }
-                            slots[0] = best;
-                        }
-                    }
-                    kind => functions::apply(kind, slots_mut(acc_row, i), v, sign),
-                }
-            }
-            if acc_row[0].as_int() == Some(0) {
+            if row_count(acc_row) == 0 {
                 if let Some(prev) = prev {
                     out.push(Change::new(RowKind::Delete, prev));
                 }
                 *slot = None;
                 return Ok(());
             }
-            let new = result_row(key, aggs, acc_row);
+            let new = core.result_row(key, acc_row);
             match prev {
                 None => out.push(Change::new(RowKind::Insert, new)),
                 Some(prev) if prev != new => {
@@ -224,40 +171,23 @@ impl GroupAggregateOperator {
             }
             Ok(())
         })?;
-        emitted
+        res
     }
-}
 
-fn passes_filter(spec: &AggSpec, row: &[Value]) -> bool {
-    match spec.filter {
-        Some(f) => matches!(row[f], Value::Bool(true)),
-        None => true,
+    fn close_bundle(&mut self, out: &mut Vec<Change>) -> OpResult<()> {
+        let entries = match &mut self.bundle {
+            Some(b) if !b.entries.is_empty() => {
+                b.buffered = 0;
+                b.index.clear();
+                std::mem::take(&mut b.entries)
+            }
+            _ => return Ok(()),
+        };
+        for (key, records) in entries {
+            self.apply_key(&key, &records, out)?;
+        }
+        Ok(())
     }
-}
-
-fn init_row(aggs: &[AggSpec]) -> Row {
-    let mut r = Vec::with_capacity(1 + SLOTS * aggs.len());
-    r.push(Value::Int(0));
-    for a in aggs {
-        r.extend(functions::init(a.kind));
-    }
-    r
-}
-
-fn slots_mut(acc: &mut [Value], i: usize) -> &mut [Value] {
-    &mut acc[1 + SLOTS * i..1 + SLOTS * (i + 1)]
-}
-
-fn result_row(key: &[Value], aggs: &[AggSpec], acc: &[Value]) -> Row {
-    let mut r = Vec::with_capacity(key.len() + aggs.len());
-    r.extend_from_slice(key);
-    for (i, a) in aggs.iter().enumerate() {
-        r.push(functions::result(
-            a,
-            &acc[1 + SLOTS * i..1 + SLOTS * (i + 1)],
-        ));
-    }
-    r
 }
 
 impl Operator for GroupAggregateOperator {
@@ -267,16 +197,41 @@ impl Operator for GroupAggregateOperator {
         batch: Vec<Change>,
         out: &mut Vec<Change>,
     ) -> OpResult<()> {
+        if self.bundle.is_none() {
+            for c in batch {
+                self.extract_key(&c.row);
+                let key = std::mem::take(&mut self.key_buf);
+                let r = self.apply_key(&key, std::slice::from_ref(&c), out);
+                self.key_buf = key;
+                r?;
+            }
+            return Ok(());
+        }
         for c in batch {
-            self.process_one(c, out)?;
+            self.extract_key(&c.row);
+            let b = self.bundle.as_mut().expect("mini-batch mode");
+            match b.index.get(self.key_buf.as_slice()) {
+                Some(&i) => b.entries[i].1.push(c),
+                None => {
+                    b.index.insert(self.key_buf.clone(), b.entries.len());
+                    b.entries.push((self.key_buf.clone(), vec![c]));
+                }
+            }
+            b.buffered += 1;
+            if b.buffered >= b.size {
+                self.close_bundle(out)?;
+            }
         }
         Ok(())
     }
 
+    fn finish_bundle(&mut self, out: &mut Vec<Change>) -> OpResult<()> {
+        self.close_bundle(out)
+    }
+
     fn state_reports(&self) -> Vec<StateReport> {
         let mut r = vec![self.acc.report()];
-        r.extend(self.distinct.iter().map(|d| d.state.report()));
-        r.extend(self.minmax.iter().flatten().map(|m| m.report()));
+        r.extend(self.core.state_reports());
         r
     }
 }

@@ -1,7 +1,10 @@
-//! Group aggregation.
+//! Group aggregation: one record at a time, mini-batch, and local-global.
 
+pub mod core;
 pub mod functions;
 pub mod group_agg;
+pub mod local_agg;
 
 pub use functions::{AggKind, AggSpec};
 pub use group_agg::GroupAggregateOperator;
+pub use local_agg::LocalAggregateOperator;

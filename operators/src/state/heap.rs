@@ -1,22 +1,461 @@
-//! The heap backend: `hashbrown` maps of native rows, no serialisation.
+//! The heap backend: native rows in hash tables, no serialisation.
 //!
-//! Maps use a fixed-seed hasher, so iteration order (and so the order of
+//! Tables use fixed hash functions, so iteration order (and so the order of
 //! emitted rows that depends on it) is the same on every run.
+//!
+//! A value state is its own open-addressing table ([`SlotTable`]) made for
+//! the access pattern of an aggregate: one lookup per record over many keys,
+//! where the cost is the cache miss. Each entry is one 64-byte, line-aligned
+//! [`Bucket`]: when the key and the row together hold at most [`INLINE`]
+//! values and none is a `STRING`, they are packed in it (a tag byte and a
+//! 64-bit word per value), so a lookup touches one byte of the control array
+//! and one cache line, and [`HeapValueState::prefetch`] can fetch that line
+//! ahead of time. Other entries keep their key and row in a side list. The
+//! row handed to a `modify` closure is decoded into a spare `Vec` reused
+//! from call to call, so a read-modify-write allocates nothing. Single-`INT`
+//! keys are hashed with one folded multiply (fixed constants), other keys
+//! with `foldhash` under the fixed seed.
+//!
+//! Map states are `hashbrown` maps of maps.
 
 use super::codec::row_len;
 use super::{StateMetrics, StateReport, StateResult};
 use crate::value::{Row, Value};
+use std::hash::BuildHasher;
 
 pub type FixedState = foldhash::fast::FixedState;
 pub type Map<K, V> = hashbrown::HashMap<K, V, FixedState>;
 
+const SEED: u64 = 0x5eed;
+
 pub fn new_map<K, V>() -> Map<K, V> {
-    Map::with_hasher(FixedState::with_seed(0x5eed))
+    Map::with_hasher(FixedState::with_seed(SEED))
+}
+
+/// The hash of a value-state key.
+#[inline]
+fn hash_key(key: &[Value]) -> u64 {
+    match key {
+        [Value::Int(i)] => hash_int(*i),
+        _ => FixedState::with_seed(SEED).hash_one(key),
+    }
+}
+
+/// One folded multiply: well-mixed low bits (the bucket) and high bits
+/// (the control tag) for sequential and random integers alike.
+#[inline]
+fn hash_int(i: i64) -> u64 {
+    let p = u128::from(i as u64 ^ 0x243f_6a88_85a3_08d3) * 0x9e37_79b9_7f4a_7c15_u128;
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+/// Values a bucket packs (key and row together).
+const INLINE: usize = 7;
+
+const T_NULL: u8 = 0;
+const T_FALSE: u8 = 1;
+const T_TRUE: u8 = 2;
+const T_INT: u8 = 3;
+const T_DOUBLE: u8 = 4;
+
+/// A value as (tag, word); `None` for a `STRING`. Doubles keep their exact
+/// bits (`-0.0` stays `-0.0`).
+#[inline]
+fn pack(v: &Value) -> Option<(u8, u64)> {
+    match v {
+        Value::Null => Some((T_NULL, 0)),
+        Value::Bool(b) => Some((if *b { T_TRUE } else { T_FALSE }, 0)),
+        Value::Int(i) => Some((T_INT, *i as u64)),
+        Value::Double(d) => Some((T_DOUBLE, d.to_bits())),
+        Value::Str(_) => None,
+    }
+}
+
+#[inline]
+fn unpack(tag: u8, word: u64) -> Value {
+    match tag {
+        T_INT => Value::Int(word as i64),
+        T_DOUBLE => Value::Double(f64::from_bits(word)),
+        T_FALSE => Value::Bool(false),
+        T_TRUE => Value::Bool(true),
+        _ => Value::Null,
+    }
+}
+
+/// The encoded length ([`super::codec::value_len`]) of a packed value.
+#[inline]
+fn packed_len(tag: u8) -> usize {
+    if tag >= T_INT {
+        9
+    } else {
+        1
+    }
+}
+
+/// `Value` equality between a packed value and `v`.
+#[inline]
+fn packed_eq(tag: u8, word: u64, v: &Value) -> bool {
+    match v {
+        Value::Int(i) => tag == T_INT && word == *i as u64,
+        Value::Str(_) => false,
+        _ => unpack(tag, word) == *v,
+    }
+}
+
+/// Clears `row` and keeps it as the spare row if it is the larger buffer.
+#[inline]
+fn recycle(spare: &mut Row, mut row: Row) {
+    if row.capacity() > spare.capacity() {
+        row.clear();
+        *spare = row;
+    }
+}
+
+/// Hints the CPU to bring `target`'s cache line in; never faults.
+#[inline]
+fn prefetch_line<T>(target: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it reads nothing and never faults.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((target as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = target;
+}
+
+/// `lens` of a bucket whose entry lives in [`SlotTable::boxed`] (at the
+/// index in `words[0]`).
+const BOXED: u8 = 0xff;
+
+/// One table entry, one cache line: `lens` is the key length plus 16 times
+/// the row length; values `0..klen` are the key, the next `vlen` the row.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Bucket {
+    lens: u8,
+    tags: [u8; INLINE],
+    words: [u64; INLINE],
+}
+
+const EMPTY_BUCKET: Bucket = Bucket {
+    lens: 0,
+    tags: [T_NULL; INLINE],
+    words: [0; INLINE],
+};
+
+impl Bucket {
+    #[inline]
+    fn klen(&self) -> usize {
+        (self.lens & 15) as usize
+    }
+
+    #[inline]
+    fn value_range(&self) -> std::ops::Range<usize> {
+        let klen = self.klen();
+        klen..klen + (self.lens >> 4) as usize
+    }
+
+    /// Packs `key` and `value`; `None` if they do not fit or hold a string.
+    #[inline]
+    fn pack(key: &[Value], value: &[Value]) -> Option<Bucket> {
+        if key.len() + value.len() > INLINE {
+            return None;
+        }
+        let mut b = EMPTY_BUCKET;
+        for (i, v) in key.iter().chain(value).enumerate() {
+            (b.tags[i], b.words[i]) = pack(v)?;
+        }
+        b.lens = (key.len() | (value.len() << 4)) as u8;
+        Some(b)
+    }
+
+    /// Packs `value` as the row after the key; `false` (bucket unchanged
+    /// but for scratch) if it does not fit or holds a string.
+    #[inline]
+    fn pack_value(&mut self, value: &[Value]) -> bool {
+        let klen = self.klen();
+        if klen + value.len() > INLINE {
+            return false;
+        }
+        for (i, v) in value.iter().enumerate() {
+            match pack(v) {
+                Some((t, w)) => {
+                    self.tags[klen + i] = t;
+                    self.words[klen + i] = w;
+                }
+                None => return false,
+            }
+        }
+        self.lens = (klen | (value.len() << 4)) as u8;
+        true
+    }
+
+    fn decode_key(&self) -> Box<[Value]> {
+        (0..self.klen())
+            .map(|i| unpack(self.tags[i], self.words[i]))
+            .collect()
+    }
+}
+
+/// A key and row that do not pack.
+#[derive(Default)]
+struct BoxedEntry {
+    key: Box<[Value]>,
+    value: Row,
+}
+
+/// Open addressing with linear probing: `ctrl[i]` is 0 for an empty bucket
+/// or a 7-bit tag of the hash (high bit set); deletion shifts the rest of
+/// the probe run back, so there are no tombstones. At most 7/8 full.
+#[derive(Default)]
+struct SlotTable {
+    ctrl: Box<[u8]>,
+    buckets: Box<[Bucket]>,
+    len: usize,
+    boxed: Vec<BoxedEntry>,
+    /// Free indices of `boxed`.
+    free: Vec<usize>,
+}
+
+#[inline]
+fn tag_of(hash: u64) -> u8 {
+    (hash >> 57) as u8 | 0x80
+}
+
+impl SlotTable {
+    #[inline]
+    fn mask(&self) -> usize {
+        self.ctrl.len().wrapping_sub(1)
+    }
+
+    #[inline]
+    fn key_eq(&self, i: usize, key: &[Value]) -> bool {
+        let b = &self.buckets[i];
+        if b.lens == BOXED {
+            return *self.boxed[b.words[0] as usize].key == *key;
+        }
+        b.klen() == key.len()
+            && key
+                .iter()
+                .enumerate()
+                .all(|(j, v)| packed_eq(b.tags[j], b.words[j], v))
+    }
+
+    /// The bucket holding `key`.
+    #[inline]
+    fn find(&self, hash: u64, key: &[Value]) -> Option<usize> {
+        if self.ctrl.is_empty() {
+            return None;
+        }
+        let mask = self.mask();
+        let tag = tag_of(hash);
+        let mut i = hash as usize & mask;
+        loop {
+            let c = self.ctrl[i];
+            if c == tag && self.key_eq(i, key) {
+                return Some(i);
+            }
+            if c == 0 {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Fetches the bucket a lookup of `hash` will most likely end at.
+    #[inline]
+    fn prefetch(&self, hash: u64) {
+        if self.ctrl.is_empty() {
+            return;
+        }
+        let mask = self.mask();
+        let tag = tag_of(hash);
+        let mut i = hash as usize & mask;
+        for _ in 0..8 {
+            let c = self.ctrl[i];
+            if c == tag || c == 0 {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        prefetch_line(&self.buckets[i]);
+    }
+
+    /// The hash of the key in bucket `i` (equal to [`hash_key`] of any
+    /// equal key).
+    fn bucket_hash(&self, i: usize) -> u64 {
+        let b = &self.buckets[i];
+        if b.lens == BOXED {
+            return hash_key(&self.boxed[b.words[0] as usize].key);
+        }
+        let klen = b.klen();
+        if klen == 1 && b.tags[0] == T_INT {
+            return hash_int(b.words[0] as i64);
+        }
+        let mut key: [Value; INLINE] = Default::default();
+        for (j, k) in key.iter_mut().enumerate().take(klen) {
+            *k = unpack(b.tags[j], b.words[j]);
+        }
+        hash_key(&key[..klen])
+    }
+
+    /// Adds an entry for a key known to be absent.
+    fn insert_new(&mut self, hash: u64, key: &[Value], value: Row, spare: &mut Row) {
+        if (self.len + 1) * 8 > self.ctrl.len() * 7 {
+            self.grow();
+        }
+        let bucket = match Bucket::pack(key, &value) {
+            Some(b) => {
+                recycle(spare, value);
+                b
+            }
+            None => self.boxed_bucket(key.into(), value),
+        };
+        let mask = self.mask();
+        let mut i = hash as usize & mask;
+        while self.ctrl[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        self.ctrl[i] = tag_of(hash);
+        self.buckets[i] = bucket;
+        self.len += 1;
+    }
+
+    fn boxed_bucket(&mut self, key: Box<[Value]>, value: Row) -> Bucket {
+        let entry = BoxedEntry { key, value };
+        let idx = match self.free.pop() {
+            Some(idx) => {
+                self.boxed[idx] = entry;
+                idx
+            }
+            None => {
+                self.boxed.push(entry);
+                self.boxed.len() - 1
+            }
+        };
+        let mut b = EMPTY_BUCKET;
+        b.lens = BOXED;
+        b.words[0] = idx as u64;
+        b
+    }
+
+    fn grow(&mut self) {
+        let cap = (self.ctrl.len() * 2).max(8);
+        let old_ctrl = std::mem::replace(&mut self.ctrl, vec![0; cap].into_boxed_slice());
+        let old = std::mem::replace(
+            &mut self.buckets,
+            vec![EMPTY_BUCKET; cap].into_boxed_slice(),
+        );
+        let mask = cap - 1;
+        for (j, c) in old_ctrl.iter().enumerate() {
+            if *c == 0 {
+                continue;
+            }
+            let hash = self.hash_of(&old[j]);
+            let mut i = hash as usize & mask;
+            while self.ctrl[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            self.ctrl[i] = *c;
+            self.buckets[i] = old[j];
+        }
+    }
+
+    /// [`SlotTable::bucket_hash`] of a bucket not (yet) in the table.
+    fn hash_of(&self, b: &Bucket) -> u64 {
+        if b.lens != BOXED && b.klen() == 1 && b.tags[0] == T_INT {
+            return hash_int(b.words[0] as i64);
+        }
+        if b.lens == BOXED {
+            return hash_key(&self.boxed[b.words[0] as usize].key);
+        }
+        hash_key(&b.decode_key())
+    }
+
+    /// Removes the entry in bucket `i`, shifting later entries of its
+    /// probe run back so every entry stays reachable from its home bucket.
+    fn remove_at(&mut self, mut i: usize) {
+        let b = self.buckets[i];
+        if b.lens == BOXED {
+            let idx = b.words[0] as usize;
+            self.boxed[idx] = BoxedEntry::default();
+            self.free.push(idx);
+        }
+        self.len -= 1;
+        let mask = self.mask();
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            if self.ctrl[j] == 0 {
+                break;
+            }
+            let home = self.bucket_hash(j) as usize & mask;
+            // Move j into the hole at i unless its home lies in (i, j].
+            if j.wrapping_sub(home) & mask >= j.wrapping_sub(i) & mask {
+                self.ctrl[i] = self.ctrl[j];
+                self.buckets[i] = self.buckets[j];
+                i = j;
+            }
+        }
+        self.ctrl[i] = 0;
+        self.buckets[i] = EMPTY_BUCKET;
+    }
+
+    /// Moves the row of bucket `i` out (decoded into `spare`'s buffer when
+    /// packed); the bucket must get a row back or be removed.
+    #[inline]
+    fn take_value(&mut self, i: usize, spare: &mut Row) -> Row {
+        let b = &self.buckets[i];
+        if b.lens == BOXED {
+            return std::mem::take(&mut self.boxed[b.words[0] as usize].value);
+        }
+        let mut row = std::mem::take(spare);
+        row.clear();
+        row.extend(b.value_range().map(|j| unpack(b.tags[j], b.words[j])));
+        row
+    }
+
+    /// Stores `value` as the row of bucket `i`; its buffer goes to `spare`
+    /// when it packs.
+    #[inline]
+    fn set_value(&mut self, i: usize, value: Row, spare: &mut Row) {
+        let b = &mut self.buckets[i];
+        if b.lens == BOXED {
+            self.boxed[b.words[0] as usize].value = value;
+        } else if b.pack_value(&value) {
+            recycle(spare, value);
+        } else {
+            let key = b.decode_key();
+            self.buckets[i] = self.boxed_bucket(key, value);
+        }
+    }
+
+    fn clone_value(&self, i: usize) -> Row {
+        let b = &self.buckets[i];
+        if b.lens == BOXED {
+            return self.boxed[b.words[0] as usize].value.clone();
+        }
+        b.value_range()
+            .map(|j| unpack(b.tags[j], b.words[j]))
+            .collect()
+    }
+
+    /// The encoded length of the row of bucket `i`.
+    fn value_len(&self, i: usize) -> usize {
+        let b = &self.buckets[i];
+        if b.lens == BOXED {
+            return row_len(&self.boxed[b.words[0] as usize].value);
+        }
+        b.value_range().map(|j| packed_len(b.tags[j])).sum()
+    }
 }
 
 pub struct HeapValueState {
     name: String,
-    map: Map<Row, Row>,
+    table: SlotTable,
+    /// A cleared row buffer, reused to hand packed rows to `modify`.
+    spare: Row,
     pub metrics: StateMetrics,
 }
 
@@ -24,7 +463,8 @@ impl HeapValueState {
     pub fn new(name: &str) -> HeapValueState {
         HeapValueState {
             name: name.to_string(),
-            map: new_map(),
+            table: SlotTable::default(),
+            spare: Vec::new(),
             metrics: StateMetrics::default(),
         }
     }
@@ -41,23 +481,35 @@ impl HeapValueState {
         }
     }
 
+    /// Starts fetching the memory a later access of `key` touches, so that
+    /// an operator can overlap the cache misses of upcoming records (call
+    /// it a few records ahead). Not an access: counts nothing.
+    #[inline]
+    pub fn prefetch(&self, key: &[Value]) {
+        self.table.prefetch(hash_key(key));
+    }
+
     pub fn get(&mut self, key: &[Value]) -> StateResult<Option<Row>> {
         self.metrics.reads += 1;
-        Ok(self.map.get(key).cloned())
+        Ok(self
+            .table
+            .find(hash_key(key), key)
+            .map(|i| self.table.clone_value(i)))
     }
 
     pub fn put(&mut self, key: &[Value], value: Row) -> StateResult<()> {
         self.metrics.writes += 1;
         let new_len = row_len(&value) as i64;
-        match self.map.get_mut(key) {
-            Some(old) => {
-                self.metrics.logical_bytes += new_len - row_len(old) as i64;
-                *old = value;
+        let hash = hash_key(key);
+        match self.table.find(hash, key) {
+            Some(i) => {
+                self.metrics.logical_bytes += new_len - self.table.value_len(i) as i64;
+                self.table.set_value(i, value, &mut self.spare);
             }
             None => {
                 self.metrics.entries += 1;
-                self.metrics.logical_bytes += (row_len(key) as i64) + new_len;
-                self.map.insert(key.to_vec(), value);
+                self.metrics.logical_bytes += row_len(key) as i64 + new_len;
+                self.table.insert_new(hash, key, value, &mut self.spare);
             }
         }
         Ok(())
@@ -65,13 +517,15 @@ impl HeapValueState {
 
     pub fn delete(&mut self, key: &[Value]) -> StateResult<()> {
         self.metrics.deletes += 1;
-        if let Some(old) = self.map.remove(key) {
+        if let Some(i) = self.table.find(hash_key(key), key) {
             self.metrics.entries -= 1;
-            self.metrics.logical_bytes -= (row_len(key) + row_len(&old)) as i64;
+            self.metrics.logical_bytes -= (row_len(key) + self.table.value_len(i)) as i64;
+            self.table.remove_at(i);
         }
         Ok(())
     }
 
+    #[inline]
     pub fn modify<R>(
         &mut self,
         key: &[Value],
@@ -79,22 +533,24 @@ impl HeapValueState {
     ) -> StateResult<R> {
         self.metrics.reads += 1;
         let m = &mut self.metrics;
-        Ok(match self.map.get_mut(key) {
-            Some(v) => {
-                let old_len = row_len(v) as i64;
-                let mut slot = Some(std::mem::take(v));
+        let hash = hash_key(key);
+        Ok(match self.table.find(hash, key) {
+            Some(i) => {
+                let row = self.table.take_value(i, &mut self.spare);
+                let old_len = row_len(&row) as i64;
+                let mut slot = Some(row);
                 let r = f(&mut slot);
                 match slot {
                     Some(new) => {
                         m.writes += 1;
                         m.logical_bytes += row_len(&new) as i64 - old_len;
-                        *v = new;
+                        self.table.set_value(i, new, &mut self.spare);
                     }
                     None => {
                         m.deletes += 1;
                         m.entries -= 1;
                         m.logical_bytes -= row_len(key) as i64 + old_len;
-                        self.map.remove(key);
+                        self.table.remove_at(i);
                     }
                 }
                 r
@@ -106,7 +562,7 @@ impl HeapValueState {
                     m.writes += 1;
                     m.entries += 1;
                     m.logical_bytes += (row_len(key) + row_len(&new)) as i64;
-                    self.map.insert(key.to_vec(), new);
+                    self.table.insert_new(hash, key, new, &mut self.spare);
                 }
                 r
             }
@@ -243,5 +699,134 @@ impl HeapMapState {
             None => self.metrics.reads += 1,
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(xs: &[i64]) -> Row {
+        xs.iter().map(|&x| Value::Int(x)).collect()
+    }
+
+    #[test]
+    fn a_bucket_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Bucket>(), 64);
+        assert_eq!(std::mem::align_of::<Bucket>(), 64);
+    }
+
+    #[test]
+    fn stored_hash_matches_lookup_hash() {
+        let keys: Vec<Row> = vec![
+            vec![],
+            ints(&[7]),
+            ints(&[-1, 2]),
+            vec![Value::Double(-0.0)],
+            vec![Value::Null, Value::Bool(true)],
+            vec![Value::str("a"), Value::Int(1)],
+            ints(&[1, 2, 3, 4, 5, 6, 7]),
+        ];
+        let mut t = SlotTable::default();
+        let mut spare = Vec::new();
+        for k in &keys {
+            t.insert_new(hash_key(k), k, ints(&[1]), &mut spare);
+        }
+        for k in &keys {
+            let i = t.find(hash_key(k), k).unwrap();
+            assert_eq!(t.bucket_hash(i), hash_key(k), "{k:?}");
+        }
+        let zero = [Value::Double(0.0)];
+        let i = t.find(hash_key(&zero), &zero).unwrap();
+        assert_eq!(t.clone_value(i), ints(&[1]));
+        assert!(t.find(hash_key(&[Value::Int(0)]), &[Value::Int(0)]).is_none());
+    }
+
+    #[test]
+    fn rows_move_between_packed_and_boxed() {
+        let mut s = HeapValueState::new("v");
+        let k = ints(&[3]);
+        let row = vec![Value::Double(-0.0), Value::Null, Value::Bool(false)];
+        s.put(&k, row.clone()).unwrap();
+        let got = s.get(&k).unwrap().unwrap();
+        assert_eq!(got, row);
+        assert_eq!(got[0].as_f64().unwrap().to_bits(), (-0.0f64).to_bits());
+        // A string makes the entry boxed.
+        s.modify(&k, |r| r.as_mut().unwrap().push(Value::str("x")))
+            .unwrap();
+        assert_eq!(s.get(&k).unwrap().unwrap().len(), 4);
+        s.put(&k, ints(&[1, 2, 3, 4, 5, 6, 7])).unwrap();
+        s.put(&k, ints(&[9])).unwrap();
+        assert_eq!(s.get(&k).unwrap(), Some(ints(&[9])));
+        assert_eq!(s.metrics.logical_bytes, 9 + 9);
+        s.prefetch(&k);
+        s.prefetch(&[Value::str("absent")]);
+    }
+
+    #[test]
+    fn matches_a_reference_map_under_churn() {
+        let key = |i: i64| match i % 4 {
+            0 => vec![Value::str(&i.to_string())],
+            1 => ints(&[i, i % 7]),
+            2 => vec![Value::Double(i as f64)],
+            _ => ints(&[i]),
+        };
+        let mut s = HeapValueState::new("v");
+        let mut reference: std::collections::HashMap<i64, Row> = Default::default();
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for step in 0..60_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let i = (x % 3000) as i64;
+            let k = key(i);
+            s.prefetch(&k);
+            match x >> 60 {
+                0..=2 => {
+                    s.delete(&k).unwrap();
+                    reference.remove(&i);
+                }
+                3..=5 => {
+                    let row = if step % 5 == 0 {
+                        vec![Value::str("s"), Value::Int(step)]
+                    } else {
+                        ints(&[step, i])
+                    };
+                    s.put(&k, row.clone()).unwrap();
+                    reference.insert(i, row);
+                }
+                _ => {
+                    s.modify(&k, |r| match r {
+                        Some(row) if row.len() > 5 => *r = None,
+                        Some(row) => row.push(Value::Int(step)),
+                        None => *r = Some(ints(&[step])),
+                    })
+                    .unwrap();
+                    match reference.get_mut(&i) {
+                        Some(row) if row.len() > 5 => {
+                            reference.remove(&i);
+                        }
+                        Some(row) => row.push(Value::Int(step)),
+                        None => {
+                            reference.insert(i, ints(&[step]));
+                        }
+                    }
+                }
+            }
+            if step % 10_000 == 0 {
+                for j in 0..3000 {
+                    assert_eq!(s.get(&key(j)).unwrap().as_ref(), reference.get(&j));
+                }
+            }
+        }
+        assert_eq!(s.metrics.entries, reference.len() as i64);
+        let bytes: usize = reference
+            .iter()
+            .map(|(i, r)| row_len(&key(*i)) + row_len(r))
+            .sum();
+        assert_eq!(s.metrics.logical_bytes, bytes as i64);
+        assert_eq!(s.table.len, reference.len());
+        let live_boxed = s.table.boxed.len() - s.table.free.len();
+        assert!(live_boxed <= reference.len());
     }
 }

@@ -30,12 +30,13 @@ fn field_names(schema: &Schema, cols: &[usize]) -> String {
 
 /// An expression with input column names instead of positions.
 fn expr_text(e: &Expr, input: &Schema) -> String {
-    let mut s = e.to_string();
-    // Replace $N from the highest index down so $1 does not eat $10.
-    for i in (0..input.len()).rev() {
-        s = s.replace(&format!("${i}"), &input.fields[i].name);
-    }
-    s
+    e.render(&|i| {
+        input
+            .fields
+            .get(i)
+            .map(|f| f.name.clone())
+            .unwrap_or_else(|| format!("${i}"))
+    })
 }
 
 fn layout_text(l: &JoinStateLayout, schema: &Schema) -> String {
@@ -97,40 +98,60 @@ pub fn describe(node: &PhysicalNode) -> String {
             group_by,
             aggs,
             agg_names,
+            global,
             ..
         } => {
-            let schema = input_schema.expect("aggregate has an input");
-            let calls: Vec<String> = aggs
-                .iter()
-                .zip(agg_names)
-                .map(|(a, name)| {
-                    let arg = match a.arg {
-                        None => "*".to_string(),
-                        Some(c) => format!(
-                            "{}{}",
-                            if a.distinct { "DISTINCT " } else { "" },
-                            field_names(schema, &[c])
-                        ),
-                    };
-                    let filter = a
-                        .filter
-                        .map(|f| format!(" FILTER {}", field_names(schema, &[f])))
-                        .unwrap_or_default();
-                    format!("{}({arg}){filter} AS {name}", a.kind.name())
-                })
-                .collect();
-            let mut select = vec![field_names(schema, group_by)];
-            select.retain(|s| !s.is_empty());
-            select.extend(calls);
-            if group_by.is_empty() {
-                format!("GroupAggregate(select=[{}])", select.join(", "))
+            let input = input_schema.expect("aggregate has an input");
+            if *global {
+                // Arguments refer to the local aggregate's input.
+                let args = &node.inputs[0].inputs[0].schema;
+                agg_text(
+                    "GlobalGroupAggregate",
+                    &field_names(input, group_by),
+                    aggs,
+                    agg_names,
+                    args,
+                )
             } else {
-                format!(
-                    "GroupAggregate(groupBy=[{}], select=[{}])",
-                    field_names(schema, group_by),
-                    select.join(", ")
+                agg_text(
+                    "GroupAggregate",
+                    &field_names(input, group_by),
+                    aggs,
+                    agg_names,
+                    input,
                 )
             }
+        }
+        NodeKind::LocalGroupAggregate {
+            group_by,
+            aggs,
+            agg_names,
+            ..
+        } => {
+            let input = input_schema.expect("aggregate has an input");
+            agg_text(
+                "LocalGroupAggregate",
+                &field_names(input, group_by),
+                aggs,
+                agg_names,
+                input,
+            )
+        }
+        NodeKind::Expand { projections } => {
+            let input = input_schema.expect("expand has an input");
+            let rows: Vec<String> = projections
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{{{}}}",
+                        p.iter()
+                            .map(|e| expr_text(e, input))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+                .collect();
+            format!("Expand(projects=[{}])", rows.join(", "))
         }
         NodeKind::Join {
             join_type,
@@ -168,9 +189,69 @@ pub fn describe(node: &PhysicalNode) -> String {
     }
 }
 
+fn agg_text(
+    op: &str,
+    group: &str,
+    aggs: &[operators::agg::AggSpec],
+    names: &[String],
+    args: &Schema,
+) -> String {
+    let calls: Vec<String> = aggs
+        .iter()
+        .zip(names)
+        .map(|(a, name)| {
+            let arg = match a.arg {
+                None => "*".to_string(),
+                Some(c) => format!(
+                    "{}{}",
+                    if a.distinct { "DISTINCT " } else { "" },
+                    field_names(args, &[c])
+                ),
+            };
+            let filter = a
+                .filter
+                .map(|f| format!(" FILTER {}", field_names(args, &[f])))
+                .unwrap_or_default();
+            format!("{}({arg}){filter} AS {name}", a.kind.name())
+        })
+        .collect();
+    let mut select = vec![group.to_string()];
+    select.retain(|s| !s.is_empty());
+    select.extend(calls);
+    if group.is_empty() {
+        format!("{op}(select=[{}])", select.join(", "))
+    } else {
+        format!("{op}(groupBy=[{group}], select=[{}])", select.join(", "))
+    }
+}
+
+/// What EXPLAIN adds to a node's line: mini-batch and the strategy chosen.
+fn annotations(node: &PhysicalNode) -> String {
+    match &node.kind {
+        NodeKind::GroupAggregate {
+            mini_batch,
+            strategy,
+            ..
+        } => {
+            let mb = mini_batch
+                .map(|n| format!(", miniBatch=[size={n}]"))
+                .unwrap_or_default();
+            format!("{mb}, strategy=[{strategy}]")
+        }
+        NodeKind::LocalGroupAggregate { bundle_size, .. } => {
+            format!(", miniBatch=[size={bundle_size}]")
+        }
+        _ => String::new(),
+    }
+}
+
 fn with_mode(line: &str, node: &PhysicalNode) -> String {
     let base = line.strip_suffix(')').unwrap_or(line);
-    format!("{base}, changelogMode={})", node.changelog)
+    format!(
+        "{base}{}, changelogMode={})",
+        annotations(node),
+        node.changelog
+    )
 }
 
 fn exchange_line(

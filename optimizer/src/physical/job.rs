@@ -2,14 +2,15 @@
 
 use super::explain::describe;
 use super::plan::{NodeKind, PhysicalNode, PhysicalPlan};
-use crate::config::{Config, StateBackendKind};
+use crate::config::{ClockKind, Config, StateBackendKind};
 use crate::error::{PlanError, Result};
 use crate::logical::TableDef;
-use operators::agg::GroupAggregateOperator;
+use operators::agg::{GroupAggregateOperator, LocalAggregateOperator};
 use operators::calc::CalcOperator;
 use operators::changelog::Change;
 use operators::exec::job::JobOptions;
 use operators::exec::{ChangeSource, Exchange, Job, JobBuilder, Target};
+use operators::expand::ExpandOperator;
 use operators::join::{JoinSpec, RegularJoinOperator};
 use operators::operator::Operator;
 use operators::sink::SinkCollector;
@@ -114,9 +115,11 @@ pub fn build_job(
         materialize,
         print,
     );
+    let bundle_latency = (config.mini_batch_enabled() && config.clock() == ClockKind::Processing)
+        .then(|| config.mini_batch_allow_latency());
     let options = JobOptions {
         batch_size: config.source_batch_size(),
-        bundle_latency: None,
+        bundle_latency,
         backend: backend.clone(),
     };
     b.build(sink, options).map_err(PlanError::plan)
@@ -137,6 +140,25 @@ fn connect(b: &mut JobBuilder, from: Out, target: Target, exchange: Exchange) {
 
 fn parallelism_of(n: &PhysicalNode) -> usize {
     n.parallelism
+}
+
+/// The exchange into a stateless stage whose subtasks close bundles on
+/// their own (a local aggregate): every version of one input row must reach
+/// the same subtask, or a retraction could overtake its row. A stage of the
+/// same parallelism is forwarded; an insert-only single reader is cut into
+/// chunks; an updating single reader is hashed on its unique key (or, with
+/// none, on the group key, which keeps the order but not the spread).
+fn order_preserving(child: &PhysicalNode, parallelism: usize, group_by: &[usize]) -> Exchange {
+    if parallelism_of(child) == parallelism {
+        Exchange::Forward
+    } else if child.is_insert_only() {
+        Exchange::Rebalance
+    } else {
+        match &child.unique_key {
+            Some(k) if !k.is_empty() => Exchange::Hash(k.clone()),
+            _ => Exchange::Hash(group_by.to_vec()),
+        }
+    }
 }
 
 fn add_node(
@@ -191,6 +213,8 @@ fn add_node(
             aggs,
             generate_update_before,
             input_insert_only,
+            mini_batch,
+            global,
             ..
         } => {
             let up = add_node(&node.inputs[0], sources, backend, b, counter)?;
@@ -205,7 +229,14 @@ fn add_node(
                         *input_insert_only,
                         *generate_update_before,
                     )
-                    .map(|o| Box::new(o) as Box<dyn Operator>)
+                    .map(|o| {
+                        let o = match mini_batch {
+                            Some(size) => o.with_mini_batch(*size),
+                            None => o,
+                        };
+                        let o = if *global { o.with_partial_input() } else { o };
+                        Box::new(o) as Box<dyn Operator>
+                    })
                 })
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(err)?;
@@ -214,6 +245,45 @@ fn add_node(
                 Exchange::Single
             } else {
                 Exchange::Hash(group_by.clone())
+            };
+            connect(b, up, Target::Stage(s, 0), ex);
+            Ok(Out::Stage(s))
+        }
+        NodeKind::LocalGroupAggregate {
+            group_by,
+            aggs,
+            bundle_size,
+            ..
+        } => {
+            let child = &node.inputs[0];
+            let up = add_node(child, sources, backend, b, counter)?;
+            let subtasks = (0..node.parallelism)
+                .map(|_| {
+                    LocalAggregateOperator::new(group_by.clone(), aggs.clone(), *bundle_size)
+                        .map(|o| Box::new(o) as Box<dyn Operator>)
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(err)?;
+            let s = b.add_stage(describe(node), subtasks);
+            connect(
+                b,
+                up,
+                Target::Stage(s, 0),
+                order_preserving(child, node.parallelism, group_by),
+            );
+            Ok(Out::Stage(s))
+        }
+        NodeKind::Expand { projections } => {
+            let child = &node.inputs[0];
+            let up = add_node(child, sources, backend, b, counter)?;
+            let subtasks: Vec<Box<dyn Operator>> = (0..node.parallelism)
+                .map(|_| Box::new(ExpandOperator::new(projections.clone())) as Box<dyn Operator>)
+                .collect();
+            let s = b.add_stage(describe(node), subtasks);
+            let ex = if parallelism_of(child) == node.parallelism {
+                Exchange::Forward
+            } else {
+                Exchange::Rebalance
             };
             connect(b, up, Target::Stage(s, 0), ex);
             Ok(Out::Stage(s))

@@ -10,6 +10,7 @@ pub mod explain;
 pub mod job;
 pub mod plan;
 pub mod planner;
+pub mod rules;
 
 pub use plan::{PhysicalNode, PhysicalPlan, SinkPlan};
 pub use planner::plan_insert;

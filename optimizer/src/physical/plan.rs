@@ -25,7 +25,24 @@ pub enum NodeKind {
         agg_names: Vec<String>,
         generate_update_before: bool,
         input_insert_only: bool,
+        /// Bundle size in mini-batch mode.
+        mini_batch: Option<usize>,
+        /// The global half of a local-global aggregate: its input is
+        /// `LocalGroupAggregate` partials keyed by the leading columns.
+        global: bool,
+        /// The strategy and why, for EXPLAIN.
+        strategy: String,
     },
+    /// Folds each bundle into one partial accumulator per key (stateless).
+    LocalGroupAggregate {
+        group_by: Vec<usize>,
+        aggs: Vec<AggSpec>,
+        agg_names: Vec<String>,
+        bundle_size: usize,
+    },
+    /// Emits each input row several times, once per projection (the
+    /// split-distinct rewrite with several distinct columns).
+    Expand { projections: Vec<Vec<Expr>> },
     Join {
         join_type: JoinType,
         left_keys: Vec<usize>,

@@ -12,6 +12,7 @@
 //!   feeding it emits `[I,UA]` instead of `[I,UB,UA]`.
 
 use super::plan::{NodeKind, PhysicalNode, PhysicalPlan, SinkPlan};
+use super::rules::{agg_strategy, split_distinct};
 use crate::catalog_view::CatalogView;
 use crate::config::Config;
 use crate::error::{PlanError, Result};
@@ -103,6 +104,8 @@ pub fn node_label(n: &PhysicalNode) -> String {
         NodeKind::Source { table, .. } => format!("TableSourceScan({})", table.name),
         NodeKind::Calc { .. } => "Calc".into(),
         NodeKind::GroupAggregate { .. } => "GroupAggregate".into(),
+        NodeKind::LocalGroupAggregate { .. } => "LocalGroupAggregate".into(),
+        NodeKind::Expand { .. } => "Expand".into(),
         NodeKind::Join { .. } => "Join".into(),
     }
 }
@@ -155,7 +158,7 @@ fn and(a: Option<Expr>, b: Option<Expr>) -> Option<Expr> {
 }
 
 /// Pushes a filter/projection onto `input`: fuses with a Calc or a source.
-fn calc_over(
+pub(crate) fn calc_over(
     input: PhysicalNode,
     predicate: Option<Expr>,
     projection: Option<Vec<Expr>>,
@@ -275,8 +278,7 @@ fn plan_node(
             ..
         } => {
             let child = plan_node(input, catalog, config)?;
-            let input_insert_only = child.is_insert_only();
-            let specs = aggs
+            let specs: Vec<AggSpec> = aggs
                 .iter()
                 .map(|a| AggSpec {
                     kind: match a.func {
@@ -293,25 +295,18 @@ fn plan_node(
                     result_type: a.output_type,
                 })
                 .collect();
-            let changelog = ChangelogMode {
-                insert: true,
-                update_before: true,
-                update_after: true,
-                delete: !input_insert_only,
-            };
-            PhysicalNode {
-                kind: NodeKind::GroupAggregate {
-                    group_by: group_by.clone(),
-                    aggs: specs,
-                    agg_names: aggs.iter().map(|a| a.name.clone()).collect(),
-                    generate_update_before: true,
-                    input_insert_only,
-                },
-                inputs: vec![child],
-                schema: schema.clone(),
-                changelog,
-                unique_key: Some((0..group_by.len()).collect()),
-                parallelism: if group_by.is_empty() { 1 } else { p },
+            let names: Vec<String> = aggs.iter().map(|a| a.name.clone()).collect();
+            if config.split_distinct_enabled() && split_distinct::applies(&specs) {
+                split_distinct::rewrite(child, group_by, &specs, &names, schema, config)
+            } else {
+                aggregate(
+                    child,
+                    group_by.clone(),
+                    specs,
+                    names,
+                    schema.clone(),
+                    config,
+                )
             }
         }
         LogicalPlan::Join {
@@ -380,6 +375,76 @@ fn plan_node(
     })
 }
 
+/// A group aggregate over `child` with the strategy the configuration
+/// asks for (see [`agg_strategy`]): one node, or local and global nodes.
+pub(crate) fn aggregate(
+    child: PhysicalNode,
+    group_by: Vec<usize>,
+    specs: Vec<AggSpec>,
+    names: Vec<String>,
+    schema: Schema,
+    config: &Config,
+) -> PhysicalNode {
+    let p = config.parallelism();
+    let input_insert_only = child.is_insert_only();
+    let strategy = agg_strategy::choose(config, &specs, input_insert_only);
+    let changelog = ChangelogMode {
+        insert: true,
+        update_before: true,
+        update_after: true,
+        delete: !input_insert_only,
+    };
+    let g = group_by.len();
+    let (input, global_group_by) = if strategy.two_phase {
+        let mini_batch = strategy.mini_batch.unwrap_or(1);
+        let local_schema = Schema {
+            fields: group_by
+                .iter()
+                .map(|&i| child.schema.fields[i].clone())
+                .chain((0..1 + 2 * specs.len()).map(|i| crate::logical::Field {
+                    name: format!("acc${i}"),
+                    qualifier: None,
+                    data_type: operators::value::DataType::BigInt,
+                    nullable: true,
+                }))
+                .collect(),
+        };
+        let local = PhysicalNode {
+            kind: NodeKind::LocalGroupAggregate {
+                group_by: group_by.clone(),
+                aggs: specs.clone(),
+                agg_names: names.clone(),
+                bundle_size: mini_batch,
+            },
+            changelog: ChangelogMode::INSERT_ONLY,
+            unique_key: None,
+            parallelism: p,
+            inputs: vec![child],
+            schema: local_schema,
+        };
+        (local, (0..g).collect())
+    } else {
+        (child, group_by)
+    };
+    PhysicalNode {
+        kind: NodeKind::GroupAggregate {
+            group_by: global_group_by,
+            aggs: specs,
+            agg_names: names,
+            generate_update_before: true,
+            input_insert_only,
+            mini_batch: strategy.mini_batch,
+            global: strategy.two_phase,
+            strategy: strategy.reason,
+        },
+        inputs: vec![input],
+        schema,
+        changelog,
+        unique_key: Some((0..g).collect()),
+        parallelism: if g == 0 { 1 } else { p },
+    }
+}
+
 /// Decides, top-down, which aggregates must emit update-before rows, and
 /// recomputes changelog modes bottom-up accordingly.
 fn assign_update_before(node: &mut PhysicalNode, needed: bool) {
@@ -390,6 +455,11 @@ fn assign_update_before(node: &mut PhysicalNode, needed: bool) {
         } => {
             *generate_update_before = needed;
             node.changelog.update_before = needed;
+            for c in &mut node.inputs {
+                assign_update_before(c, true);
+            }
+        }
+        NodeKind::LocalGroupAggregate { .. } | NodeKind::Expand { .. } => {
             for c in &mut node.inputs {
                 assign_update_before(c, true);
             }

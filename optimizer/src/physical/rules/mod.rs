@@ -1,0 +1,5 @@
+//! Rules that choose among physical strategies. Each rule's doc comment
+//! shows the plan before and after.
+
+pub mod agg_strategy;
+pub mod split_distinct;

@@ -1,0 +1,314 @@
+//! `SplitDistinctRule`: spreads a distinct aggregate over buckets.
+//!
+//! ```text
+//! before:
+//!   SELECT day, COUNT(DISTINCT user_id), SUM(x) FROM T GROUP BY day
+//!
+//! after (table.optimizer.distinct-agg.split.enabled = true):
+//!   SELECT day, SUM(cnt), SUM(s)
+//!   FROM (SELECT day, COUNT(DISTINCT user_id) AS cnt, SUM(x) AS s
+//!         FROM T GROUP BY day, MOD(HASH_CODE(user_id), 1024))
+//!   GROUP BY day
+//! ```
+//!
+//! Why it is exact: a distinct value always hashes to the same bucket, so
+//! the buckets partition each group's distinct values and the outer SUM of
+//! per-bucket distinct counts is the group's distinct count. Non-distinct
+//! calls ride along: `COUNT`/`SUM` are summed, `MIN`/`MAX` re-aggregated
+//! (over an updating input, so with their value maps), `AVG` split into
+//! `SUM` and `COUNT` and divided at the end. The inner aggregate's updates
+//! reach the outer one as retractions, which the outer one applies exactly.
+//!
+//! With distinct calls on several columns each input row is expanded once
+//! per distinct column (as Flink's `Expand`): copy `i` is bucketed by the
+//! `i`-th distinct column and feeds only the calls on that column, and copy
+//! 0 also feeds the non-distinct calls, so nothing is counted twice.
+
+use super::super::plan::{NodeKind, PhysicalNode};
+use super::super::planner::{aggregate, calc_over};
+use crate::config::Config;
+use crate::logical::{Field, Schema};
+use operators::agg::{AggKind, AggSpec};
+use operators::expr::{BinOp, Expr};
+use operators::value::{DataType, Value};
+
+/// The rule applies when some call is a distinct COUNT, SUM or AVG.
+pub fn applies(aggs: &[AggSpec]) -> bool {
+    aggs.iter()
+        .any(|a| a.distinct && matches!(a.kind, AggKind::Count | AggKind::Sum | AggKind::Avg))
+}
+
+fn field(name: String, data_type: DataType) -> Field {
+    Field {
+        name,
+        qualifier: None,
+        data_type,
+        nullable: true,
+    }
+}
+
+fn sum_type(t: DataType) -> DataType {
+    if t == DataType::Double {
+        DataType::Double
+    } else {
+        DataType::BigInt
+    }
+}
+
+/// How one original call is rebuilt from outer outputs.
+enum Final {
+    /// The outer output at this index.
+    Direct(usize),
+    /// `sum / count` of two outer outputs (AVG).
+    Avg {
+        sum: usize,
+        count: usize,
+        double: bool,
+    },
+}
+
+pub fn rewrite(
+    child: PhysicalNode,
+    group_by: &[usize],
+    aggs: &[AggSpec],
+    names: &[String],
+    schema: &Schema,
+    config: &Config,
+) -> PhysicalNode {
+    let buckets = config.split_bucket_num() as i64;
+    let width = child.schema.len();
+    let child_types = child.schema.types();
+    let arg_type = |c: Option<usize>| c.map(|c| child_types[c]).unwrap_or(DataType::BigInt);
+    // Distinct columns in order of first use; copy i is bucketed by column i.
+    let mut distinct_cols: Vec<usize> = Vec::new();
+    for a in aggs {
+        if a.distinct && matches!(a.kind, AggKind::Count | AggKind::Sum | AggKind::Avg) {
+            let c = a.arg.expect("distinct call has an argument");
+            if !distinct_cols.contains(&c) {
+                distinct_cols.push(c);
+            }
+        }
+    }
+    let group_of = |a: &AggSpec| -> usize {
+        if a.distinct && matches!(a.kind, AggKind::Count | AggKind::Sum | AggKind::Avg) {
+            distinct_cols
+                .iter()
+                .position(|c| Some(*c) == a.arg)
+                .unwrap_or(0)
+        } else {
+            0
+        }
+    };
+    let bucket_of = |c: usize| {
+        Expr::bin(
+            BinOp::Mod,
+            Expr::Hash(Box::new(Expr::col(c))),
+            Expr::lit(Value::Int(buckets)),
+        )
+    };
+
+    // 1. Bucket column (and, for several distinct columns, Expand with one
+    //    filter column per call).
+    let mut bucketed_fields = child.schema.fields.clone();
+    bucketed_fields.push(field("$bucket".into(), DataType::Int));
+    let expand = distinct_cols.len() > 1;
+    let bucket_col = width;
+    let mut filter_cols: Vec<Option<usize>> = aggs.iter().map(|a| a.filter).collect();
+    let bucketed = if expand {
+        for (j, _) in aggs.iter().enumerate() {
+            bucketed_fields.push(field(format!("$f{j}"), DataType::Boolean));
+            filter_cols[j] = Some(width + 1 + j);
+        }
+        let projections = distinct_cols
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| {
+                let mut p: Vec<Expr> = (0..width).map(Expr::col).collect();
+                p.push(bucket_of(d));
+                for a in aggs {
+                    p.push(if group_of(a) == i {
+                        a.filter
+                            .map(Expr::col)
+                            .unwrap_or(Expr::lit(Value::Bool(true)))
+                    } else {
+                        Expr::lit(Value::Bool(false))
+                    });
+                }
+                p
+            })
+            .collect();
+        let parallelism = child.parallelism;
+        let changelog = child.changelog;
+        PhysicalNode {
+            kind: NodeKind::Expand { projections },
+            inputs: vec![child],
+            schema: Schema {
+                fields: bucketed_fields,
+            },
+            changelog,
+            unique_key: None,
+            parallelism,
+        }
+    } else {
+        let mut p: Vec<Expr> = (0..width).map(Expr::col).collect();
+        p.push(bucket_of(distinct_cols[0]));
+        calc_over(
+            child,
+            None,
+            Some(p),
+            Schema {
+                fields: bucketed_fields,
+            },
+        )
+    };
+    let bucketed_schema = bucketed.schema.clone();
+
+    // 2. Inner aggregate grouped by (group key, bucket).
+    let mut inner_group: Vec<usize> = group_by.to_vec();
+    inner_group.push(bucket_col);
+    let mut inner: Vec<AggSpec> = Vec::new();
+    let mut inner_names: Vec<String> = Vec::new();
+    let mut push_inner = |spec: AggSpec, name: String| {
+        inner.push(spec);
+        inner_names.push(name);
+        inner.len() - 1
+    };
+    // Per original call: the inner outputs it needs and how to finish it.
+    let mut plans: Vec<(Vec<(usize, AggKind)>, bool)> = Vec::new();
+    for (j, a) in aggs.iter().enumerate() {
+        let filter = filter_cols[j];
+        let call = |kind: AggKind, distinct: bool, t: DataType| AggSpec {
+            kind,
+            arg: a.arg,
+            distinct,
+            filter,
+            result_type: t,
+        };
+        let is_distinct =
+            a.distinct && matches!(a.kind, AggKind::Count | AggKind::Sum | AggKind::Avg);
+        let name = |s: &str| format!("{}${j}", s);
+        match a.kind {
+            AggKind::Avg => {
+                let t = sum_type(arg_type(a.arg));
+                let s = push_inner(call(AggKind::Sum, is_distinct, t), name("sum"));
+                let c = push_inner(
+                    call(AggKind::Count, is_distinct, DataType::BigInt),
+                    name("count"),
+                );
+                plans.push((
+                    vec![(s, AggKind::Sum), (c, AggKind::Sum)],
+                    a.result_type == DataType::Double,
+                ));
+            }
+            AggKind::Min | AggKind::Max => {
+                let i = push_inner(call(a.kind, false, a.result_type), name(a.kind.name()));
+                plans.push((vec![(i, a.kind)], false));
+            }
+            kind => {
+                let i = push_inner(call(kind, is_distinct, a.result_type), name(kind.name()));
+                plans.push((vec![(i, AggKind::Sum)], false));
+            }
+        }
+    }
+    let g = group_by.len();
+    let mut inner_fields: Vec<Field> = inner_group
+        .iter()
+        .map(|&i| bucketed_schema.fields[i].clone())
+        .collect();
+    for (spec, n) in inner.iter().zip(&inner_names) {
+        inner_fields.push(field(n.clone(), spec.result_type));
+    }
+    let inner_node = aggregate(
+        bucketed,
+        inner_group,
+        inner,
+        inner_names,
+        Schema {
+            fields: inner_fields.clone(),
+        },
+        config,
+    );
+
+    // 3. Outer aggregate by the group key over the inner outputs.
+    let mut outer: Vec<AggSpec> = Vec::new();
+    let mut outer_names: Vec<String> = Vec::new();
+    let mut finals: Vec<Final> = Vec::new();
+    for (j, (parts, double)) in plans.iter().enumerate() {
+        let mut idx = Vec::new();
+        for (inner_i, kind) in parts {
+            let col = g + 1 + inner_i;
+            let t = inner_fields[col].data_type;
+            outer.push(AggSpec {
+                kind: *kind,
+                arg: Some(col),
+                distinct: false,
+                filter: None,
+                result_type: if *kind == AggKind::Sum {
+                    sum_type(t)
+                } else {
+                    t
+                },
+            });
+            outer_names.push(if parts.len() == 1 {
+                names[j].clone()
+            } else {
+                format!("{}${}", names[j], idx.len())
+            });
+            idx.push(outer.len() - 1);
+        }
+        finals.push(if idx.len() == 2 {
+            Final::Avg {
+                sum: idx[0],
+                count: idx[1],
+                double: *double,
+            }
+        } else {
+            Final::Direct(idx[0])
+        });
+    }
+    let mut outer_fields: Vec<Field> = inner_fields[..g].to_vec();
+    for (spec, n) in outer.iter().zip(&outer_names) {
+        outer_fields.push(field(n.clone(), spec.result_type));
+    }
+    let outer_node = aggregate(
+        inner_node,
+        (0..g).collect(),
+        outer,
+        outer_names,
+        Schema {
+            fields: outer_fields,
+        },
+        config,
+    );
+
+    // 4. The original output: AVG divided, everything else as is.
+    if finals.iter().all(|f| matches!(f, Final::Direct(_))) {
+        let mut n = outer_node;
+        n.schema = schema.clone();
+        return n;
+    }
+    let mut projection: Vec<Expr> = (0..g).map(Expr::col).collect();
+    for f in &finals {
+        projection.push(match f {
+            Final::Direct(i) => Expr::col(g + i),
+            Final::Avg { sum, count, double } => {
+                let s = Expr::col(g + sum);
+                let c = Expr::col(g + count);
+                let num = if *double {
+                    Expr::ToDouble(Box::new(s))
+                } else {
+                    s
+                };
+                Expr::Case {
+                    operand: None,
+                    branches: vec![(
+                        Expr::bin(BinOp::Eq, c.clone(), Expr::lit(Value::Int(0))),
+                        Expr::lit(Value::Null),
+                    )],
+                    otherwise: Some(Box::new(Expr::bin(BinOp::Div, num, c))),
+                }
+            }
+        });
+    }
+    calc_over(outer_node, None, Some(projection), schema.clone())
+}
