@@ -214,3 +214,40 @@ fn bad_input_leaves_no_result_file() {
     assert_eq!(o.code, 2);
     assert!(!result.exists());
 }
+
+#[test]
+fn mini_batch_without_size_or_latency_is_refused() {
+    let o = run_sql(
+        &format!("{SRC}INSERT INTO out SELECT k, COUNT(*) FROM t GROUP BY k;"),
+        Some("1,2\n"),
+        &[
+            "--set",
+            "table.exec.mini-batch.enabled=true",
+            "--set",
+            "table.exec.mini-batch.size=-1",
+        ],
+    );
+    assert_input_error(&o, "'table.exec.mini-batch.size' must be > 0");
+    assert_input_error(&o, "table.exec.mini-batch.allow-latency");
+}
+
+#[test]
+fn unknown_phase_strategy_lists_the_allowed_ones() {
+    let o = run_sql(
+        &format!("{SRC}INSERT INTO out SELECT k, COUNT(*) FROM t GROUP BY k;"),
+        Some("1,2\n"),
+        &["--set", "table.optimizer.agg-phase-strategy=THREE_PHASE"],
+    );
+    assert_input_error(&o, "expected one of AUTO, ONE_PHASE, TWO_PHASE");
+}
+
+#[test]
+fn bucket_number_zero_is_refused() {
+    let o = run_sql(
+        &format!("{SRC}INSERT INTO out SELECT k, COUNT(*) FROM t GROUP BY k;"),
+        Some("1,2\n"),
+        &["--set", "table.optimizer.distinct-agg.split.bucket-num=0"],
+    );
+    assert_input_error(&o, "table.optimizer.distinct-agg.split.bucket-num");
+    assert_input_error(&o, ">= 1");
+}

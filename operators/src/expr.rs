@@ -392,7 +392,10 @@ impl Expr {
                 if let Some(o) = operand {
                     s.push_str(&format!("{}; ", r(o)));
                 }
-                let arms: Vec<String> = branches.iter().map(|(w, t)| format!("{} => {}", r(w), r(t))).collect();
+                let arms: Vec<String> = branches
+                    .iter()
+                    .map(|(w, t)| format!("{} => {}", r(w), r(t)))
+                    .collect();
                 s.push_str(&arms.join(", "));
                 if let Some(o) = otherwise {
                     s.push_str(&format!(", ELSE {}", r(o)));

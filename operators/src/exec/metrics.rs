@@ -133,12 +133,26 @@ impl JobReport {
     pub fn state_writes(&self) -> u64 {
         self.stages.iter().map(|s| s.state_writes()).sum()
     }
-    /// The largest hotspot factor over stateful stages with more than one subtask.
+    /// The busiest task slot's records in over the mean slot's, where slot
+    /// `i` runs subtask `i` of every stage at the job's full parallelism (as
+    /// Flink's slot sharing places them). 1.0 is perfectly even; `P` means
+    /// one slot does all the work.
     pub fn hotspot_factor(&self) -> f64 {
-        self.stages
-            .iter()
-            .filter(|s| !s.states.is_empty())
-            .map(|s| s.hotspot_factor())
-            .fold(1.0, f64::max)
+        let p = self.stages.iter().map(|s| s.parallelism).max().unwrap_or(1);
+        if p <= 1 {
+            return 1.0;
+        }
+        let mut slots = vec![0u64; p];
+        for s in self.stages.iter().filter(|s| s.parallelism == p) {
+            for (slot, load) in slots.iter_mut().zip(&s.subtasks) {
+                *slot += load.records_in;
+            }
+        }
+        let total: u64 = slots.iter().sum();
+        if total == 0 {
+            return 1.0;
+        }
+        let max = *slots.iter().max().unwrap_or(&0) as f64;
+        max / (total as f64 / p as f64)
     }
 }

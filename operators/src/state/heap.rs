@@ -739,7 +739,9 @@ mod tests {
         let zero = [Value::Double(0.0)];
         let i = t.find(hash_key(&zero), &zero).unwrap();
         assert_eq!(t.clone_value(i), ints(&[1]));
-        assert!(t.find(hash_key(&[Value::Int(0)]), &[Value::Int(0)]).is_none());
+        assert!(t
+            .find(hash_key(&[Value::Int(0)]), &[Value::Int(0)])
+            .is_none());
     }
 
     #[test]
