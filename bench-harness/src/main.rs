@@ -2,10 +2,18 @@
 //!
 //! - `lab run SCRIPT.sql [--set key=value]... [--changelog FILE] [--result FILE]`
 //! - `lab explain SCRIPT.sql [--set key=value]...`
+//! - `lab campaign SPEC.toml [--quick] [--resume] [--out DIR]`: runs a
+//!   campaign (see `campaign/spec.rs` for the format) and writes
+//!   `results.csv`, charts and `index.md` to `reports/<name>/`
+//! - `lab plot DIR`: redraws a campaign's charts and `index.md`
+//! - `lab tune SCRIPT.sql --try key=v1,v2 [--try ...] [--repeats N]`:
+//!   compares configurations of one script
 //!
 //! Bad input (SQL, configuration, files, CSV rows) exits with code 2 and a
 //! message that says what and where; an execution failure exits with 1.
 
+mod campaign;
+mod plot;
 mod summary;
 
 // Small allocations dominate row processing; mimalloc makes them cheap.
@@ -53,6 +61,45 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
+    /// Runs a campaign spec (every point × variant × repeat) and writes
+    /// results.csv, charts (PNG, SVG) and index.md.
+    Campaign {
+        spec: PathBuf,
+        /// Uses the spec's [quick] values (and one repeat unless it says otherwise).
+        #[arg(long)]
+        quick: bool,
+        /// Keeps the runs of an interrupted campaign (results.csv.partial).
+        #[arg(long)]
+        resume: bool,
+        /// The report directory (default: reports/<name>/).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Prints no progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Redraws a campaign's charts and index.md from its results.csv.
+    Plot {
+        /// A report directory written by `lab campaign`.
+        dir: PathBuf,
+    },
+    /// Runs a script under each combination of --try values, interleaved,
+    /// and prints medians with ratios to the first.
+    Tune {
+        script: PathBuf,
+        /// A configuration key and the values to try: `key=v1,v2,...`.
+        #[arg(long = "try", value_name = "KEY=V1,V2,...", required = true)]
+        tries: Vec<String>,
+        /// Runs per variant.
+        #[arg(long, default_value_t = 3)]
+        repeats: u32,
+        /// Configuration for every variant `key=value`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Prints no progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
 }
 
 /// An error with the exit code it maps to.
@@ -66,6 +113,15 @@ impl Failure {
         Failure {
             code: 2,
             message: message.into(),
+        }
+    }
+}
+
+impl From<campaign::CampaignError> for Failure {
+    fn from(e: campaign::CampaignError) -> Failure {
+        Failure {
+            code: e.code,
+            message: e.message,
         }
     }
 }
@@ -172,6 +228,14 @@ fn run(
 }
 
 fn main() -> ExitCode {
+    // `lab run ... | head` should end quietly, not panic on a closed pipe.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info.to_string();
+        if msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        eprintln!("{msg}");
+    }));
     let cli = Cli::parse();
     let outcome = match &cli.command {
         Command::Run {
@@ -186,6 +250,52 @@ fn main() -> ExitCode {
             let sql = read_script(script)?;
             let text =
                 explain_script(&sql, &overrides).map_err(|e| Failure::input(e.to_string()))?;
+            print!("{text}");
+            Ok(())
+        })(),
+        Command::Campaign {
+            spec,
+            quick,
+            resume,
+            out,
+            quiet,
+        } => campaign::runner::run_campaign(&campaign::runner::CampaignArgs {
+            spec: spec.clone(),
+            quick: *quick,
+            resume: *resume,
+            out: out.clone(),
+            quiet: *quiet,
+        })
+        .map(|_| ())
+        .map_err(Failure::from),
+        Command::Plot { dir } => campaign::report::render(dir)
+            .map(|r| {
+                for w in &r.warnings {
+                    eprintln!("warning: {w}");
+                }
+                println!(
+                    "redrew {} chart(s) and index.md in {} from {} rows",
+                    r.charts,
+                    dir.display(),
+                    r.rows
+                );
+            })
+            .map_err(Failure::from),
+        Command::Tune {
+            script,
+            tries,
+            repeats,
+            set,
+            quiet,
+        } => (|| {
+            let sets = parse_sets(set)?;
+            let text = campaign::tune::tune(&campaign::tune::TuneArgs {
+                script,
+                tries,
+                sets: &sets,
+                repeats: *repeats,
+                quiet: *quiet,
+            })?;
             print!("{text}");
             Ok(())
         })(),

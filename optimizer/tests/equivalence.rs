@@ -231,6 +231,16 @@ fn inputs() -> impl Strategy<Value = MemSources> {
         })
 }
 
+/// A query whose top is an aggregate without GROUP BY (under projections).
+fn is_global_aggregate(plan: &optimizer::logical::LogicalPlan) -> bool {
+    use optimizer::logical::LogicalPlan as L;
+    match plan {
+        L::Aggregate { group_by, .. } => group_by.is_empty(),
+        L::Project { input, .. } | L::Filter { input, .. } => is_global_aggregate(input),
+        _ => false,
+    }
+}
+
 fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
     rows.sort_by(|x, y| cmp_rows(x, y));
     rows
@@ -262,9 +272,14 @@ fn check_script(
         .map(|(k, v)| (k.clone(), oracle::final_table(v)))
         .collect();
     for (insert, outcome) in inserts.iter().zip(&outcomes) {
-        let expected = sorted(oracle::evaluate(&insert.query, &|t: &str| {
+        let mut expected = sorted(oracle::evaluate(&insert.query, &|t: &str| {
             tables.get(t).cloned().unwrap_or_default()
         }));
+        // A streaming global aggregate over no rows emits nothing, where
+        // batch SQL gives one row of zero count (as in Flink).
+        if is_global_aggregate(&insert.query) && expected.len() == 1 && expected[0][0] == Value::Int(0) {
+            expected.clear();
+        }
         prop_assert!(
             outcome.report.negative_rows.is_empty(),
             "{}: retractions of rows never emitted: {:?} ({overrides:?})",

@@ -13,6 +13,7 @@
 //! - result unchanged (a repeated distinct value, a MAX that did not move):
 //!   nothing;
 //! - row count back to 0: `-D(old)` and the group's state is cleared.
+//!
 //! Retractions that arrive for a group with no state are dropped (nothing
 //! to take away), as Flink does.
 //!

@@ -110,7 +110,7 @@ impl JobBuilder {
             sink,
             options,
             latencies: Vec::new(),
-            batch_start: Instant::now(),
+            pending_since: None,
         })
     }
 }
@@ -133,7 +133,8 @@ pub struct Job {
     options: JobOptions,
     /// (latency, rows) per sink delivery.
     latencies: Vec<(Duration, u64)>,
-    batch_start: Instant,
+    /// Ingestion time of the oldest batch not yet reflected at the sink.
+    pending_since: Option<Instant>,
 }
 
 impl Job {
@@ -165,7 +166,7 @@ impl Job {
                 }
                 any = true;
                 input_rows += n as u64;
-                self.batch_start = Instant::now();
+                self.pending_since.get_or_insert_with(Instant::now);
                 let (target, exchange) = self.sources[s].output.clone().expect("checked in build");
                 self.push(target, &exchange, vec![batch])?;
                 progress(input_rows);
@@ -187,7 +188,6 @@ impl Job {
 
     /// Closes every stage's bundle, upstream first, pushing what it emits.
     fn flush_all(&mut self) -> OpResult<()> {
-        self.batch_start = Instant::now();
         for s in 0..self.stages.len() {
             let outputs: Vec<OpResult<Vec<Change>>> = self.stages[s]
                 .subtasks
@@ -219,8 +219,11 @@ impl Job {
             Target::Sink => {
                 let batch: Vec<Change> = partitions.into_iter().flatten().collect();
                 if !batch.is_empty() {
-                    self.latencies
-                        .push((self.batch_start.elapsed(), batch.len() as u64));
+                    // Latency of a delivery: since the oldest batch that was
+                    // waiting for it (one batch one record at a time; the
+                    // bundle's first batch with mini-batch).
+                    let since = self.pending_since.take().unwrap_or_else(Instant::now);
+                    self.latencies.push((since.elapsed(), batch.len() as u64));
                     self.sink.consume(batch);
                 }
                 Ok(())

@@ -137,6 +137,42 @@ pub fn describe(node: &PhysicalNode) -> String {
                 input,
             )
         }
+        NodeKind::MultiJoin {
+            keys,
+            join_types,
+            conditions,
+            layouts,
+            ..
+        } => {
+            let types: Vec<&str> = join_types[1..]
+                .iter()
+                .map(|t| match t {
+                    JoinType::Inner => "INNER",
+                    JoinType::Left => "LEFT",
+                })
+                .collect();
+            let conds: Vec<String> = conditions[1..]
+                .iter()
+                .map(|c| {
+                    c.as_ref()
+                        .map(|e| expr_text(e, &node.schema))
+                        .unwrap_or_else(|| "true".into())
+                })
+                .collect();
+            let specs: Vec<String> = node
+                .inputs
+                .iter()
+                .zip(layouts)
+                .map(|(i, l)| layout_text(l, &i.schema))
+                .collect();
+            let key = field_names(&node.inputs[0].schema, &keys[0]);
+            format!(
+                "MultiJoin(commonJoinKey=[{key}], joinTypes=[{}], joinConditions=[{}], inputSpecs=[{}])",
+                types.join(", "),
+                conds.join(", "),
+                specs.join(", ")
+            )
+        }
         NodeKind::Expand { projections } => {
             let input = input_schema.expect("expand has an input");
             let rows: Vec<String> = projections
@@ -160,6 +196,7 @@ pub fn describe(node: &PhysicalNode) -> String {
             residual,
             left_layout,
             right_layout,
+            ..
         } => {
             let l = &node.inputs[0].schema;
             let r = &node.inputs[1].schema;
@@ -277,6 +314,10 @@ fn exchange_line(
             } else {
                 right_keys
             };
+            format!("hash[{}]", field_names(&child.schema, k))
+        }
+        NodeKind::MultiJoin { keys, .. } => {
+            let k = &keys[child_index];
             format!("hash[{}]", field_names(&child.schema, k))
         }
         _ => return None,

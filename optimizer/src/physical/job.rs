@@ -273,6 +273,9 @@ fn add_node(
             );
             Ok(Out::Stage(s))
         }
+        NodeKind::MultiJoin { .. } => Err(PlanError::plan(
+            "the MultiJoin operator is not available in this build; unset table.optimizer.multi-join.enabled",
+        )),
         NodeKind::Expand { projections } => {
             let child = &node.inputs[0];
             let up = add_node(child, sources, backend, b, counter)?;
@@ -295,6 +298,7 @@ fn add_node(
             residual,
             left_layout,
             right_layout,
+            ..
         } => {
             let l = add_node(&node.inputs[0], sources, backend, b, counter)?;
             let r = add_node(&node.inputs[1], sources, backend, b, counter)?;

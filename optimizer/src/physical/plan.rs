@@ -50,6 +50,22 @@ pub enum NodeKind {
         residual: Option<Expr>,
         left_layout: JoinStateLayout,
         right_layout: JoinStateLayout,
+        /// Bundle size when mini-batch is on.
+        mini_batch: Option<usize>,
+        /// Why this join was not fused into a MultiJoin, when one was asked for.
+        note: Option<String>,
+    },
+    /// One join over N inputs sharing a common key; keeps only the inputs.
+    MultiJoin {
+        /// Common key columns per input.
+        keys: Vec<Vec<usize>>,
+        /// Per input (index 0 unused): how it joins the inputs before it.
+        join_types: Vec<JoinType>,
+        /// Per input (index 0 unused): its ON condition over inputs 0..=i.
+        conditions: Vec<Option<Expr>>,
+        layouts: Vec<JoinStateLayout>,
+        /// What asked for it (config key or hint).
+        reason: String,
     },
 }
 

@@ -12,11 +12,11 @@
 //!   feeding it emits `[I,UA]` instead of `[I,UB,UA]`.
 
 use super::plan::{NodeKind, PhysicalNode, PhysicalPlan, SinkPlan};
-use super::rules::{agg_strategy, split_distinct};
+use super::rules::{agg_strategy, multi_join, split_distinct};
 use crate::catalog_view::CatalogView;
 use crate::config::Config;
 use crate::error::{PlanError, Result};
-use crate::logical::{AggFunc, InsertStatement, JoinKind, LogicalPlan, Schema};
+use crate::logical::{AggFunc, InsertStatement, LogicalPlan, Schema};
 use operators::agg::{AggKind, AggSpec};
 use operators::changelog::{ChangelogMode, SinkEncoding};
 use operators::expr::Expr;
@@ -107,6 +107,7 @@ pub fn node_label(n: &PhysicalNode) -> String {
         NodeKind::LocalGroupAggregate { .. } => "LocalGroupAggregate".into(),
         NodeKind::Expand { .. } => "Expand".into(),
         NodeKind::Join { .. } => "Join".into(),
+        NodeKind::MultiJoin { .. } => "MultiJoin".into(),
     }
 }
 
@@ -219,12 +220,11 @@ pub(crate) fn calc_over(
     input
 }
 
-fn plan_node(
+pub(crate) fn plan_node(
     plan: &LogicalPlan,
     catalog: &dyn CatalogView,
     config: &Config,
 ) -> Result<PhysicalNode> {
-    let p = config.parallelism();
     Ok(match plan {
         LogicalPlan::Scan { table, schema, .. } => {
             let def = catalog
@@ -319,60 +319,85 @@ fn plan_node(
             schema,
             ..
         } => {
-            let l = plan_node(left, catalog, config)?;
-            let r = plan_node(right, catalog, config)?;
-            let join_type = match kind {
-                JoinKind::Inner => JoinType::Inner,
-                JoinKind::Left => JoinType::Left,
-            };
-            let layout = |n: &PhysicalNode, keys: &[usize]| match &n.unique_key {
-                Some(u) if u.iter().all(|c| keys.contains(c)) => {
-                    JoinStateLayout::JoinKeyContainsUniqueKey
-                }
-                Some(u) => JoinStateLayout::HasUniqueKey(u.clone()),
-                None => JoinStateLayout::NoUniqueKey,
-            };
-            let left_layout = layout(&l, left_keys);
-            let right_layout = layout(&r, right_keys);
-            let la = l.schema.len();
-            let unique_key = match (&l.unique_key, &r.unique_key) {
-                (Some(lk), Some(rk)) if rk.iter().all(|c| right_keys.contains(c)) => {
-                    Some(lk.clone())
-                }
-                (Some(lk), Some(rk)) => Some(
-                    lk.iter()
-                        .copied()
-                        .chain(rk.iter().map(|c| c + la))
-                        .collect(),
-                ),
-                _ => None,
-            };
-            let changelog = match join_type {
-                JoinType::Inner => l.changelog.union(r.changelog),
-                JoinType::Left => ChangelogMode {
-                    insert: true,
-                    update_before: r.changelog.update_before,
-                    update_after: false,
-                    delete: true,
-                },
-            };
-            PhysicalNode {
-                kind: NodeKind::Join {
-                    join_type,
-                    left_keys: left_keys.clone(),
-                    right_keys: right_keys.clone(),
-                    residual: residual.clone(),
-                    left_layout,
-                    right_layout,
-                },
-                inputs: vec![l, r],
-                schema: schema.clone(),
-                changelog,
-                unique_key,
-                parallelism: p,
-            }
+            let _ = (left, right, kind, left_keys, right_keys, residual, schema);
+            multi_join::plan_join_chain(plan, catalog, config)?
         }
     })
+}
+
+/// How a join input keeps its rows: by the unique key it has, if any.
+pub(crate) fn layout_for(n: &PhysicalNode, keys: &[usize]) -> JoinStateLayout {
+    match &n.unique_key {
+        Some(u) if u.iter().all(|c| keys.contains(c)) => JoinStateLayout::JoinKeyContainsUniqueKey,
+        Some(u) => JoinStateLayout::HasUniqueKey(u.clone()),
+        None => JoinStateLayout::NoUniqueKey,
+    }
+}
+
+/// The changelog a join emits for inputs with these changelogs.
+pub(crate) fn join_changelog(
+    join_type: JoinType,
+    l: ChangelogMode,
+    r: ChangelogMode,
+) -> ChangelogMode {
+    match join_type {
+        JoinType::Inner => l.union(r),
+        JoinType::Left => ChangelogMode {
+            insert: true,
+            update_before: r.update_before,
+            update_after: false,
+            delete: true,
+        },
+    }
+}
+
+/// The binary regular join of `l` and `r` (mini-batch when configured).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn binary_join(
+    l: PhysicalNode,
+    r: PhysicalNode,
+    join_type: JoinType,
+    left_keys: Vec<usize>,
+    right_keys: Vec<usize>,
+    residual: Option<Expr>,
+    schema: Schema,
+    config: &Config,
+    note: Option<String>,
+) -> PhysicalNode {
+    let left_layout = layout_for(&l, &left_keys);
+    let right_layout = layout_for(&r, &right_keys);
+    let la = l.schema.len();
+    let unique_key = match (&l.unique_key, &r.unique_key) {
+        (Some(lk), Some(rk)) if rk.iter().all(|c| right_keys.contains(c)) => Some(lk.clone()),
+        (Some(lk), Some(rk)) => Some(
+            lk.iter()
+                .copied()
+                .chain(rk.iter().map(|c| c + la))
+                .collect(),
+        ),
+        _ => None,
+    };
+    let changelog = join_changelog(join_type, l.changelog, r.changelog);
+    let mini_batch = config
+        .mini_batch_enabled()
+        .then(|| config.mini_batch_size().max(1) as usize);
+    PhysicalNode {
+        kind: NodeKind::Join {
+            join_type,
+            left_keys,
+            right_keys,
+            residual,
+            left_layout,
+            right_layout,
+            mini_batch,
+            note,
+        },
+        inputs: vec![l, r],
+        schema,
+        changelog,
+        unique_key,
+        parallelism: config.parallelism(),
+    }
 }
 
 /// A group aggregate over `child` with the strategy the configuration
@@ -477,16 +502,12 @@ fn assign_update_before(node: &mut PhysicalNode, needed: bool) {
             for c in &mut node.inputs {
                 assign_update_before(c, true);
             }
-            let (l, r) = (node.inputs[0].changelog, node.inputs[1].changelog);
-            node.changelog = match jt {
-                JoinType::Inner => l.union(r),
-                JoinType::Left => ChangelogMode {
-                    insert: true,
-                    update_before: r.update_before,
-                    update_after: false,
-                    delete: true,
-                },
-            };
+            node.changelog = join_changelog(jt, node.inputs[0].changelog, node.inputs[1].changelog);
+        }
+        NodeKind::MultiJoin { .. } => {
+            for c in &mut node.inputs {
+                assign_update_before(c, true);
+            }
         }
     }
 }

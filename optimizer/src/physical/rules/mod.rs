@@ -2,4 +2,5 @@
 //! shows the plan before and after.
 
 pub mod agg_strategy;
+pub mod multi_join;
 pub mod split_distinct;

@@ -1,0 +1,545 @@
+//! Charts and `index.md` of a campaign report, drawn from the report's own
+//! files only (`spec.toml`, `run.toml`, `results.csv`), so `lab plot DIR`
+//! redraws exactly what `lab campaign` drew.
+//!
+//! Every number shown is a median over repeats. A chart draws one line per
+//! series value (by default per variant); when a sweep dimension other than
+//! x and the series takes several values, each value gets its own line
+//! (`heap, rows=1000`).
+
+use super::metrics::{display_ratio, display_value, median, metric, Metric};
+use super::results::{Table, RESULTS};
+use super::spec::{Chart, Series, Spec, LEADING_COLUMNS};
+use super::CampaignError;
+use crate::plot::{self, Line, LineChart, XAxis};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::Path;
+
+pub const SPEC_COPY: &str = "spec.toml";
+pub const RUN_INFO: &str = "run.toml";
+pub const INDEX: &str = "index.md";
+
+/// How the results were produced (`run.toml` of a report).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunInfo {
+    pub command: String,
+    pub quick: bool,
+}
+
+/// What [`render`] wrote.
+pub struct Rendered {
+    pub rows: usize,
+    pub charts: usize,
+    /// Things the reader should know (e.g. values a log axis cannot show).
+    pub warnings: Vec<String>,
+}
+
+/// One row of `results.csv`, parsed.
+struct Record {
+    point: usize,
+    variant: String,
+    variant_index: usize,
+    repeat: u32,
+    sink: String,
+    /// Per spec dimension.
+    params: Vec<String>,
+    /// Per metric of [`super::metrics::METRICS`]; `None` when empty.
+    values: Vec<Option<f64>>,
+}
+
+struct Data {
+    records: Vec<Record>,
+    /// Sinks in order of first appearance.
+    sinks: Vec<String>,
+    /// (point id, its parameter values), by id.
+    points: Vec<(usize, Vec<String>)>,
+    revisions: Vec<String>,
+    machines: Vec<String>,
+    repeats: u32,
+}
+
+fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+impl Data {
+    fn new(spec: &Spec, table: &Table, path: &Path) -> Result<Data, CampaignError> {
+        let col = |name: &str| {
+            table.col(name).ok_or_else(|| {
+                CampaignError::input(format!(
+                    "{}: no column '{name}'; is it the results.csv of this campaign?",
+                    path.display()
+                ))
+            })
+        };
+        let lead: Vec<usize> = LEADING_COLUMNS
+            .iter()
+            .map(|c| col(c))
+            .collect::<Result<_, _>>()?;
+        let dims: Vec<usize> = spec
+            .dims
+            .iter()
+            .map(|d| col(&d.name))
+            .collect::<Result<_, _>>()?;
+        let metric_cols: Vec<Option<usize>> = super::metrics::METRICS
+            .iter()
+            .map(|m| table.col(m.name))
+            .collect();
+        let (rev, cores, model) = (
+            table.col("git_revision"),
+            table.col("machine_cores"),
+            table.col("machine_model"),
+        );
+        let mut records = Vec::new();
+        for (i, row) in table.rows.iter().enumerate() {
+            let line = i + 2;
+            let bad =
+                |what: &str| CampaignError::input(format!("{}:{line}: {what}", path.display()));
+            let point = row[lead[1]]
+                .parse()
+                .map_err(|_| bad("the point is not a number"))?;
+            let repeat = row[lead[3]]
+                .parse()
+                .map_err(|_| bad("the repeat is not a number"))?;
+            let variant = row[lead[2]].clone();
+            let variant_index = spec.variant_index(&variant).ok_or_else(|| {
+                bad(&format!(
+                    "variant '{variant}' is not a variant of spec.toml"
+                ))
+            })?;
+            let mut values = Vec::new();
+            for (m, c) in super::metrics::METRICS.iter().zip(&metric_cols) {
+                let text = c.map_or("", |c| row[c].as_str());
+                values.push(if text.is_empty() {
+                    None
+                } else {
+                    Some(
+                        text.parse::<f64>()
+                            .map_err(|_| bad(&format!("{} = '{text}' is not a number", m.name)))?,
+                    )
+                });
+            }
+            records.push(Record {
+                point,
+                variant,
+                variant_index,
+                repeat,
+                sink: row[lead[4]].clone(),
+                params: dims.iter().map(|&c| row[c].clone()).collect(),
+                values,
+            });
+        }
+        records.sort_by_key(|r| (r.point, r.repeat, r.variant_index));
+        let sinks = distinct(records.iter().map(|r| r.sink.clone()));
+        let mut points: Vec<(usize, Vec<String>)> = Vec::new();
+        for r in &records {
+            if !points.iter().any(|(p, _)| *p == r.point) {
+                points.push((r.point, r.params.clone()));
+            }
+        }
+        let revisions = distinct(
+            table
+                .rows
+                .iter()
+                .map(|r| rev.map_or("unknown".to_string(), |c| r[c].clone())),
+        );
+        let machines = distinct(table.rows.iter().map(|r| {
+            let cores = cores.map_or("?".to_string(), |c| r[c].clone());
+            let model = model.map_or("unknown".to_string(), |c| r[c].clone());
+            format!("{cores} cores, {model}")
+        }));
+        let repeats = records.iter().map(|r| r.repeat).max().unwrap_or(0);
+        Ok(Data {
+            records,
+            sinks,
+            points,
+            revisions,
+            machines,
+            repeats,
+        })
+    }
+
+    fn sink_of(&self, chart: &Chart) -> String {
+        chart
+            .sink
+            .clone()
+            .or_else(|| self.sinks.first().cloned())
+            .unwrap_or_default()
+    }
+
+    /// The median of `metric` for one point, variant and sink.
+    fn median(&self, point: usize, variant: &str, sink: &str, metric: &Metric) -> Option<f64> {
+        let mi = metric_index(metric);
+        let values: Vec<f64> = self
+            .records
+            .iter()
+            .filter(|r| r.point == point && r.variant == variant && r.sink == sink)
+            .filter_map(|r| r.values[mi])
+            .collect();
+        median(&values)
+    }
+}
+
+fn metric_index(m: &Metric) -> usize {
+    super::metrics::METRICS
+        .iter()
+        .position(|x| x.name == m.name)
+        .unwrap_or(0)
+}
+
+/// The line chart of one `[[chart]]`.
+fn chart_data(spec: &Spec, data: &Data, chart: &Chart, warnings: &mut Vec<String>) -> LineChart {
+    let sink = data.sink_of(chart);
+    let xi = spec
+        .dims
+        .iter()
+        .position(|d| d.name == chart.x)
+        .unwrap_or(0);
+    let si = match &chart.series {
+        Series::Variant => None,
+        Series::Dim(d) => spec.dims.iter().position(|x| x.name == *d),
+    };
+    let mi = metric_index(chart.y);
+    let rows: Vec<&Record> = data.records.iter().filter(|r| r.sink == sink).collect();
+    // Dimensions other than x and the series that vary split the lines.
+    let others: Vec<usize> = (0..spec.dims.len())
+        .filter(|&d| d != xi && Some(d) != si)
+        .filter(|&d| distinct(rows.iter().map(|r| r.params[d].clone())).len() > 1)
+        .collect();
+    let xs = distinct(rows.iter().map(|r| r.params[xi].clone()));
+    let numeric: Option<Vec<f64>> = xs.iter().map(|x| x.parse::<f64>().ok()).collect();
+    let x_axis = match numeric {
+        Some(_) => XAxis::Numeric,
+        None => XAxis::Categorical(xs.clone()),
+    };
+    let x_of = |x: &str| match &x_axis {
+        XAxis::Numeric => x.parse::<f64>().unwrap_or(f64::NAN),
+        XAxis::Categorical(labels) => labels.iter().position(|l| l == x).unwrap_or(0) as f64,
+    };
+    // (line name, x text) -> values, in order of first appearance.
+    let mut names: Vec<String> = Vec::new();
+    let mut cells: Vec<(usize, String, Vec<f64>)> = Vec::new();
+    for r in &rows {
+        let mut name = match si {
+            None => r.variant.clone(),
+            Some(d) => format!("{}={}", spec.dims[d].name, r.params[d]),
+        };
+        for &d in &others {
+            let _ = write!(name, ", {}={}", spec.dims[d].name, r.params[d]);
+        }
+        let li = match names.iter().position(|n| *n == name) {
+            Some(i) => i,
+            None => {
+                names.push(name);
+                names.len() - 1
+            }
+        };
+        let x = &r.params[xi];
+        let cell = match cells.iter().position(|(l, cx, _)| *l == li && cx == x) {
+            Some(i) => i,
+            None => {
+                cells.push((li, x.clone(), Vec::new()));
+                cells.len() - 1
+            }
+        };
+        if let Some(v) = r.values[mi] {
+            cells[cell].2.push(v);
+        }
+    }
+    let mut lines: Vec<Line> = names
+        .iter()
+        .map(|n| Line {
+            name: n.clone(),
+            points: Vec::new(),
+        })
+        .collect();
+    for (li, x, values) in &cells {
+        if let Some(m) = median(values) {
+            lines[*li].points.push((x_of(x), m));
+        }
+    }
+    for l in &mut lines {
+        l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let mut log_x = chart.log_x;
+    if log_x && !matches!(x_axis, XAxis::Numeric) {
+        warnings.push(format!(
+            "chart '{}': x = '{}' has values that are not numbers; drawn on a linear axis",
+            chart.title, chart.x
+        ));
+        log_x = false;
+    }
+    let hidden = |f: &dyn Fn(&(f64, f64)) -> bool| lines.iter().flat_map(|l| &l.points).any(f);
+    if log_x && hidden(&|p| p.0 <= 0.0) {
+        warnings.push(format!(
+            "chart '{}': x values <= 0 cannot be shown on a log axis and are left out",
+            chart.title
+        ));
+    }
+    if chart.log_y && hidden(&|p| p.1 <= 0.0) {
+        warnings.push(format!(
+            "chart '{}': {} values <= 0 cannot be shown on a log axis and are left out",
+            chart.title, chart.y.name
+        ));
+    }
+    if lines.iter().all(|l| l.points.is_empty()) {
+        warnings.push(format!(
+            "chart '{}': no values of {} for sink '{sink}'",
+            chart.title, chart.y.name
+        ));
+    }
+    let x_label = match spec.dims.get(xi) {
+        Some(d) => d.name.clone(),
+        None => chart.x.clone(),
+    };
+    LineChart {
+        title: chart.title.clone(),
+        x_label,
+        y_label: chart.y.axis_label(),
+        x: x_axis,
+        log_x,
+        log_y: chart.log_y,
+        lines,
+    }
+}
+
+/// The metrics the point tables show: those charted (with their sink), or
+/// a default set when the spec draws no chart.
+fn table_metrics(spec: &Spec, data: &Data) -> Vec<(String, &'static Metric)> {
+    let mut out: Vec<(String, &'static Metric)> = Vec::new();
+    if spec.charts.is_empty() {
+        for sink in &data.sinks {
+            for name in [
+                "throughput_rows_per_s",
+                "state_bytes",
+                "state_accesses",
+                "records_shuffled",
+                "latency_p99_ms",
+                "changelog_rows",
+            ] {
+                if let Some(m) = metric(name) {
+                    out.push((sink.clone(), m));
+                }
+            }
+        }
+    }
+    for c in &spec.charts {
+        let key = (data.sink_of(c), c.y);
+        if !out.iter().any(|(s, m)| *s == key.0 && m.name == key.1.name) {
+            out.push(key);
+        }
+    }
+    out
+}
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn index_md(spec: &Spec, info: Option<&RunInfo>, data: &Data) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# Campaign `{}`\n", spec.name);
+    if !spec.description.is_empty() {
+        let _ = writeln!(s, "{}\n", spec.description);
+    }
+    let command = info.map_or("unknown", |i| i.command.as_str());
+    let _ = writeln!(s, "- command: `{command}`");
+    let mode = match info {
+        Some(i) if i.quick => "quick (`--quick`)",
+        Some(_) => "full",
+        None => "unknown",
+    };
+    let _ = writeln!(
+        s,
+        "- mode: {mode}; {} point(s), {} variant(s), {} repeat(s); every number is a median over repeats",
+        data.points.len(),
+        spec.variants.len(),
+        data.repeats
+    );
+    let _ = writeln!(s, "- script: `{}`", spec.script);
+    let _ = writeln!(s, "- git revision: `{}`", data.revisions.join("`, `"));
+    let _ = writeln!(s, "- machine: {}", data.machines.join("; "));
+    let _ = writeln!(
+        s,
+        "- files: [results.csv](results.csv) (one row per point, variant, repeat and sink), \
+         [spec.toml](spec.toml); redraw with `lab plot <this directory>`"
+    );
+    let _ = writeln!(s, "\n## Variants\n");
+    let _ = writeln!(s, "The first is the baseline of every ratio.\n");
+    for v in &spec.variants {
+        let settings = if v.settings.is_empty() {
+            "defaults".to_string()
+        } else {
+            v.settings
+                .iter()
+                .map(|(k, v)| format!("`{k}={v}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(s, "- `{}`: {settings}", v.name);
+    }
+    if !spec.dims.is_empty() {
+        let _ = writeln!(s, "\n## Sweep\n");
+        for (i, d) in spec.dims.iter().enumerate() {
+            let values = distinct(data.points.iter().map(|(_, p)| p[i].clone()));
+            let what = match d.kind {
+                super::spec::DimKind::Config => "configuration key",
+                super::spec::DimKind::Param => "script parameter",
+            };
+            let _ = writeln!(s, "- `{}` ({what}): {}", d.name, values.join(", "));
+        }
+    }
+    if !spec.charts.is_empty() {
+        let _ = writeln!(s, "\n## Charts\n");
+        for c in &spec.charts {
+            let _ = writeln!(s, "### {}\n", c.title);
+            let _ = writeln!(s, "![{}]({}.png)\n", md_escape(&c.title), c.slug);
+            let _ = writeln!(
+                s,
+                "{} against `{}`, sink `{}`{}{} ([SVG]({}.svg))\n",
+                c.y.axis_label(),
+                c.x,
+                data.sink_of(c),
+                if c.log_x { ", log x" } else { "" },
+                if c.log_y { ", log y" } else { "" },
+                c.slug
+            );
+        }
+    }
+    let metrics = table_metrics(spec, data);
+    let many_sinks = data.sinks.len() > 1;
+    let _ = writeln!(s, "## Points\n");
+    let _ = writeln!(
+        s,
+        "Medians per variant; in parentheses, the ratio to `{}`.\n",
+        spec.variants.first().map_or("", |v| v.name.as_str())
+    );
+    for (id, params) in &data.points {
+        let label = spec
+            .dims
+            .iter()
+            .zip(params)
+            .map(|(d, v)| format!("{}={v}", d.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if label.is_empty() {
+            let _ = writeln!(s, "### Point {id}\n");
+        } else {
+            let _ = writeln!(s, "### Point {id}: {label}\n");
+        }
+        let _ = write!(s, "| metric |");
+        for v in &spec.variants {
+            let _ = write!(s, " {} |", md_escape(&v.name));
+        }
+        let _ = write!(s, "\n|---|");
+        for _ in &spec.variants {
+            let _ = write!(s, "---:|");
+        }
+        let _ = writeln!(s);
+        for (sink, m) in &metrics {
+            let name = if many_sinks {
+                format!("{sink}: {}", m.axis_label())
+            } else {
+                m.axis_label()
+            };
+            let _ = write!(s, "| {} |", md_escape(&name));
+            let base = spec
+                .variants
+                .first()
+                .and_then(|v| data.median(*id, &v.name, sink, m));
+            for (i, v) in spec.variants.iter().enumerate() {
+                let cell = match data.median(*id, &v.name, sink, m) {
+                    None => "–".to_string(),
+                    Some(x) if i == 0 => display_value(x, m.integer),
+                    Some(x) => match base {
+                        Some(b) => {
+                            format!("{} ({})", display_value(x, m.integer), display_ratio(x, b))
+                        }
+                        None => display_value(x, m.integer),
+                    },
+                };
+                let _ = write!(s, " {cell} |");
+            }
+            let _ = writeln!(s);
+        }
+        let _ = writeln!(s);
+    }
+    s
+}
+
+/// Draws every chart (PNG and SVG) and writes `index.md` in `dir` from its
+/// `spec.toml`, `run.toml` and `results.csv`.
+pub fn render(dir: &Path) -> Result<Rendered, CampaignError> {
+    let spec_path = dir.join(SPEC_COPY);
+    if !spec_path.exists() {
+        return Err(CampaignError::input(format!(
+            "{} has no {SPEC_COPY}: expected a report directory written by `lab campaign`",
+            dir.display()
+        )));
+    }
+    let spec = Spec::load(&spec_path)?;
+    let results_path = dir.join(RESULTS);
+    if !results_path.exists() {
+        let partial = dir.join(super::results::PARTIAL);
+        let hint = if partial.exists() {
+            format!(
+                "; {} is from a campaign that did not finish: finish it with \
+                 `lab campaign SPEC --resume --out {}`",
+                partial.display(),
+                dir.display()
+            )
+        } else {
+            String::new()
+        };
+        return Err(CampaignError::input(format!(
+            "{} has no {RESULTS}{hint}",
+            dir.display()
+        )));
+    }
+    let info_path = dir.join(RUN_INFO);
+    let info: Option<RunInfo> = if info_path.exists() {
+        let text = std::fs::read_to_string(&info_path).map_err(|e| {
+            CampaignError::input(format!("cannot read {}: {e}", info_path.display()))
+        })?;
+        Some(toml::from_str(&text).map_err(|e| {
+            CampaignError::input(format!("{}: {}", info_path.display(), e.message()))
+        })?)
+    } else {
+        None
+    };
+    let table = Table::read(&results_path)?;
+    let data = Data::new(&spec, &table, &results_path)?;
+    let mut warnings = Vec::new();
+    for c in &spec.charts {
+        if let Some(sink) = &c.sink {
+            if !data.sinks.contains(sink) {
+                warnings.push(format!(
+                    "chart '{}': sink '{sink}' has no rows in {}",
+                    c.title,
+                    results_path.display()
+                ));
+            }
+        }
+        let chart = chart_data(&spec, &data, c, &mut warnings);
+        let png = dir.join(format!("{}.png", c.slug));
+        let svg = dir.join(format!("{}.svg", c.slug));
+        plot::draw(&chart, &png, &svg)
+            .map_err(|e| CampaignError::execution(format!("chart '{}': {e}", c.title)))?;
+    }
+    let index = dir.join(INDEX);
+    std::fs::write(&index, index_md(&spec, info.as_ref(), &data))
+        .map_err(|e| CampaignError::execution(format!("cannot write {}: {e}", index.display())))?;
+    Ok(Rendered {
+        rows: table.rows.len(),
+        charts: spec.charts.len(),
+        warnings,
+    })
+}

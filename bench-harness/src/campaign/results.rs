@@ -1,0 +1,121 @@
+//! `results.csv`: one row per point, variant, repeat and sink.
+//!
+//! A running campaign appends to `results.csv.partial`, flushing after
+//! every row, and renames it to `results.csv` only when every run is done,
+//! so an interrupted campaign never leaves a file that looks complete.
+
+use super::CampaignError;
+use std::fs::File;
+use std::path::Path;
+
+pub const RESULTS: &str = "results.csv";
+pub const PARTIAL: &str = "results.csv.partial";
+
+/// A CSV file held as text: its header and rows.
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// Reads a complete results file; every row must have every column.
+    pub fn read(path: &Path) -> Result<Table, CampaignError> {
+        let bad = |e: &dyn std::fmt::Display| {
+            CampaignError::input(format!("cannot read {}: {e}", path.display()))
+        };
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_path(path)
+            .map_err(|e| bad(&e))?;
+        let header: Vec<String> = reader
+            .headers()
+            .map_err(|e| bad(&e))?
+            .iter()
+            .map(str::to_string)
+            .collect();
+        let mut rows = Vec::new();
+        for r in reader.records() {
+            let r = r.map_err(|e| bad(&e))?;
+            rows.push(r.iter().map(str::to_string).collect());
+        }
+        Ok(Table { header, rows })
+    }
+
+    /// Reads what an interrupted campaign left: a row cut short by the
+    /// interruption (wrong number of fields, or a last line without its
+    /// newline) is dropped. `None` for a file without a header.
+    pub fn read_partial(path: &Path) -> Result<Option<Table>, CampaignError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CampaignError::input(format!("cannot read {}: {e}", path.display())))?;
+        // Only whole lines were written completely.
+        let complete = match text.rfind('\n') {
+            Some(i) => &text[..=i],
+            None => return Ok(None),
+        };
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(complete.as_bytes());
+        let mut records = reader.records();
+        let header: Vec<String> = match records.next() {
+            Some(Ok(h)) => h.iter().map(str::to_string).collect(),
+            _ => return Ok(None),
+        };
+        let mut rows = Vec::new();
+        for r in records {
+            match r {
+                Ok(r) if r.len() == header.len() => {
+                    rows.push(r.iter().map(str::to_string).collect())
+                }
+                _ => {}
+            }
+        }
+        Ok(Some(Table { header, rows }))
+    }
+
+    /// The index of column `name`.
+    pub fn col(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
+    }
+}
+
+/// Appends rows to a results file, flushing after each.
+pub struct RowWriter {
+    writer: csv::Writer<File>,
+    path: std::path::PathBuf,
+}
+
+impl RowWriter {
+    /// Creates (truncates) `path` and writes the header and `rows`.
+    pub fn create(
+        path: &Path,
+        header: &[String],
+        rows: &[Vec<String>],
+    ) -> Result<RowWriter, CampaignError> {
+        let file = File::create(path).map_err(|e| write_error(path, e))?;
+        let mut w = RowWriter {
+            writer: csv::Writer::from_writer(file),
+            path: path.to_path_buf(),
+        };
+        w.write(header)?;
+        for r in rows {
+            w.write(r)?;
+        }
+        Ok(w)
+    }
+
+    /// Writes one row and flushes it to the file.
+    pub fn write(&mut self, row: &[String]) -> Result<(), CampaignError> {
+        self.writer
+            .write_record(row)
+            .and_then(|_| self.writer.flush().map_err(csv::Error::from))
+            .map_err(|e| {
+                CampaignError::execution(format!("cannot write {}: {e}", self.path.display()))
+            })
+    }
+}
+
+fn write_error(path: &Path, e: std::io::Error) -> CampaignError {
+    CampaignError::execution(format!("cannot write {}: {e}", path.display()))
+}
