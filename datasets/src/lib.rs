@@ -6,8 +6,10 @@
 //! batches: the `filesystem` connector reads CSV ([`CsvSource`]; plain `csv`
 //! rows are all `+I`, `changelog-csv` carries the row kind in its first
 //! field) and the `datagen` connector generates a bounded, seeded, optionally
-//! Zipf-skewed stream ([`DatagenSource`]). [`validate_sink_options`] checks a
-//! sink table's options. [`ChangelogCsvWriter`] and [`ResultCsvWriter`] write
+//! Zipf-skewed stream ([`DatagenSource`]); the workload connectors `uv`,
+//! `colors`, `tenant` and `orders` ([`workloads`]) generate the seeded,
+//! skewed inputs of Flink's tuning examples. [`validate_sink_options`]
+//! checks a sink table's options. [`ChangelogCsvWriter`] and [`ResultCsvWriter`] write
 //! changelogs and results atomically (a file at the target path is always
 //! complete).
 //!
@@ -22,6 +24,7 @@ pub mod datagen;
 pub mod error;
 pub mod rng;
 pub mod source;
+pub mod workloads;
 pub mod zipf;
 
 pub use csv_read::{read_all, CsvOptions, CsvSource};
@@ -29,5 +32,9 @@ pub use csv_write::{write_changelog_csv, write_result_csv, ChangelogCsvWriter, R
 pub use datagen::DatagenSource;
 pub use error::DatasetError;
 pub use rng::LabRng;
-pub use source::{open_source, resolve_path, validate_sink_options, SinkKind, Source, VecSource};
+pub use source::{
+    open_source, resolve_path, source_changelog_mode, validate_sink_options, SinkKind, Source,
+    VecSource,
+};
+pub use workloads::{ColorsSource, OrdersSource, TenantSource, UvSource};
 pub use zipf::Zipf;

@@ -11,6 +11,7 @@
 //! |---|---|
 //! | `filesystem` | `path` (required; relative paths resolve against the SQL script's folder), `format` (required: `csv`, or `changelog-csv` = csv whose first field is the row kind), `csv.ignore-first-line` (`true`/`false`, default `false`), `csv.field-delimiter` (one character, default `,`; `\t` means tab) |
 //! | `datagen` | see [`crate::datagen`] |
+//! | `uv`, `colors`, `tenant`, `orders` | seeded workloads, see [`crate::workloads`] |
 //!
 //! Sinks ([`validate_sink_options`]): `blackhole` (no options), `print`
 //! (`print-identifier`), `filesystem` (`path`, `format` = `csv`).
@@ -25,11 +26,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use operators::{Change, DataType};
+use operators::{Change, ChangelogMode, DataType};
 
 use crate::csv_read::{CsvOptions, CsvSource};
 use crate::datagen::DatagenSource;
 use crate::error::{quote_list, DatasetError};
+use crate::workloads;
 
 /// A bounded stream of changes read in batches.
 pub trait Source: Send {
@@ -73,7 +75,7 @@ impl Source for VecSource {
 }
 
 /// Source connectors.
-const SOURCE_CONNECTORS: [&str; 2] = ["datagen", "filesystem"];
+const SOURCE_CONNECTORS: [&str; 6] = ["colors", "datagen", "filesystem", "orders", "tenant", "uv"];
 /// Sink connectors.
 const SINK_CONNECTORS: [&str; 3] = ["blackhole", "filesystem", "print"];
 
@@ -101,9 +103,25 @@ pub fn open_source(
             DatagenSource::new(options, column_names, types).map(|s| Box::new(s) as Box<dyn Source>)
         }
         "filesystem" => open_filesystem(options, column_names, types, base_dir),
-        _ => unreachable!("connector() checks the name"),
+        other => workloads::open(other, options, column_names, types)
+            .expect("connector() checks the name"),
     };
     source.map_err(|e| e.in_table(table_name))
+}
+
+/// The row kinds a source table may emit, from its `WITH` options:
+/// everything for `filesystem` with `format` = `changelog-csv`, what
+/// [`workloads::changelog_mode`] says for a workload connector (a `tenant`
+/// table with updates emits `-U`/`+U`), insert-only otherwise. Options are
+/// not validated here; [`open_source`] does that.
+pub fn source_changelog_mode(options: &BTreeMap<String, String>) -> ChangelogMode {
+    let connector = options.get("connector").map(|c| c.as_str()).unwrap_or("");
+    match connector {
+        "filesystem" if options.get("format").map(|f| f.trim()) == Some("changelog-csv") => {
+            ChangelogMode::ALL
+        }
+        other => workloads::changelog_mode(other, options).unwrap_or(ChangelogMode::INSERT_ONLY),
+    }
 }
 
 fn open_filesystem(
@@ -389,11 +407,11 @@ mod tests {
         let cases = [
             (
                 vec![],
-                "table 'clicks': missing required option 'connector' (one of: 'datagen', 'filesystem')",
+                "table 'clicks': missing required option 'connector' (one of: 'colors', 'datagen', 'filesystem', 'orders', 'tenant', 'uv')",
             ),
             (
                 vec![("connector", "kafka")],
-                "table 'clicks': unknown connector 'kafka'; expected one of: 'datagen', 'filesystem'",
+                "table 'clicks': unknown connector 'kafka'; expected one of: 'colors', 'datagen', 'filesystem', 'orders', 'tenant', 'uv'",
             ),
             (
                 vec![("connector", "filesystem"), ("format", "csv")],

@@ -230,12 +230,7 @@ pub(crate) fn plan_node(
             let def = catalog
                 .table(table)
                 .ok_or_else(|| PlanError::validation(format!("unknown table '{table}'")))?;
-            let changelog =
-                if def.options.get("format").map(String::as_str) == Some("changelog-csv") {
-                    ChangelogMode::ALL
-                } else {
-                    ChangelogMode::INSERT_ONLY
-                };
+            let changelog = datasets::source_changelog_mode(&def.options);
             PhysicalNode {
                 kind: NodeKind::Source {
                     table: def.clone(),
