@@ -12,6 +12,7 @@ pub mod calc;
 pub mod exec;
 pub mod expand;
 pub mod join;
+pub mod lookup;
 pub mod operator;
 pub mod sink;
 pub mod state;

@@ -277,7 +277,10 @@ fn check_script(
         }));
         // A streaming global aggregate over no rows emits nothing, where
         // batch SQL gives one row of zero count (as in Flink).
-        if is_global_aggregate(&insert.query) && expected.len() == 1 && expected[0][0] == Value::Int(0) {
+        if is_global_aggregate(&insert.query)
+            && expected.len() == 1
+            && expected[0][0] == Value::Int(0)
+        {
             expected.clear();
         }
         prop_assert!(
@@ -365,6 +368,76 @@ proptest! {
     ) {
         let sql = script_for(AGG_QUERIES);
         for variant in agg_variants() {
+            for backend in ["hashmap", "rocksdb"] {
+                for p in [1usize, 4] {
+                    let mut overrides = variant.clone();
+                    overrides.push(("state.backend.type", backend.to_string()));
+                    overrides.push(("parallelism.default", p.to_string()));
+                    overrides.push(("lab.source.batch-size", batch.to_string()));
+                    check_script(&sql, &sources, &overrides)?;
+                }
+            }
+        }
+    }
+}
+
+/// Joins whose strategy the configuration or hints change.
+const JOIN_QUERIES: &[(&str, &str)] = &[
+    (
+        "k INT, v INT, w INT, x INT",
+        "SELECT a.k, a.v, b.w, c.x FROM a JOIN b ON a.k = b.k LEFT JOIN c ON b.k = c.k",
+    ),
+    (
+        "v INT, w INT, x INT",
+        "SELECT a.v, b.w, c.x FROM a LEFT JOIN b ON a.k = b.k AND a.v < b.w LEFT JOIN c ON a.k = c.k",
+    ),
+    (
+        "v INT, w INT, x INT, x2 INT",
+        "SELECT /*+ MULTI_JOIN(a, b, c) */ a.v, b.w, c.x, c2.x FROM a JOIN b ON a.k = b.k \
+         JOIN c ON b.k = c.k LEFT JOIN c AS c2 ON c.x = c2.x",
+    ),
+    (
+        "v INT, k2 INT, id2 INT",
+        "SELECT a.v, c2.k, b2.id FROM a JOIN b ON a.k = b.k JOIN c ON a.k = c.k \
+         JOIN c AS c2 ON c.x = c2.x JOIN b AS b2 ON c2.x = b2.w",
+    ),
+    (
+        "k INT, n BIGINT, sw BIGINT",
+        "SELECT a.k, COUNT(*), SUM(b.w) FROM a JOIN b ON a.k = b.k LEFT JOIN c ON a.k = c.k GROUP BY a.k",
+    ),
+];
+
+fn join_variants() -> Vec<Vec<(&'static str, String)>> {
+    let mini_batch = |size: &str| {
+        vec![
+            ("table.exec.mini-batch.enabled", "true".to_string()),
+            ("table.exec.mini-batch.allow-latency", "1 h".to_string()),
+            ("table.exec.mini-batch.size", size.to_string()),
+        ]
+    };
+    let multi = ("table.optimizer.multi-join.enabled", "true".to_string());
+    let mut with_both = mini_batch("3");
+    with_both.push(multi.clone());
+    vec![
+        vec![],
+        vec![multi],
+        mini_batch("1"),
+        mini_batch("3"),
+        mini_batch("1000"),
+        with_both,
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_join_strategy_matches_the_oracle(
+        sources in inputs(),
+        batch in prop_oneof![Just(2usize), Just(1024)],
+    ) {
+        let sql = script_for(JOIN_QUERIES);
+        for variant in join_variants() {
             for backend in ["hashmap", "rocksdb"] {
                 for p in [1usize, 4] {
                     let mut overrides = variant.clone();

@@ -1,7 +1,15 @@
 //! Joins.
 
+pub mod delta_join;
+pub mod join_bundle;
 pub mod join_state;
+pub mod mini_batch_join;
+pub mod multi_join;
 pub mod regular_join;
 
+pub use delta_join::{DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec};
+pub use join_bundle::JoinBundle;
 pub use join_state::JoinStateLayout;
+pub use mini_batch_join::MiniBatchJoinOperator;
+pub use multi_join::{MultiJoinOperator, MultiJoinSpec};
 pub use regular_join::{JoinSpec, RegularJoinOperator};

@@ -11,7 +11,9 @@ use operators::changelog::Change;
 use operators::exec::job::JobOptions;
 use operators::exec::{ChangeSource, Exchange, Job, JobBuilder, Target};
 use operators::expand::ExpandOperator;
-use operators::join::{JoinSpec, RegularJoinOperator};
+use operators::join::{
+    JoinSpec, MiniBatchJoinOperator, MultiJoinOperator, MultiJoinSpec, RegularJoinOperator,
+};
 use operators::operator::Operator;
 use operators::sink::SinkCollector;
 use operators::state::{BackendKind, StateBackend};
@@ -273,9 +275,38 @@ fn add_node(
             );
             Ok(Out::Stage(s))
         }
-        NodeKind::MultiJoin { .. } => Err(PlanError::plan(
-            "the MultiJoin operator is not available in this build; unset table.optimizer.multi-join.enabled",
-        )),
+        NodeKind::MultiJoin {
+            keys,
+            join_types,
+            conditions,
+            layouts,
+            ..
+        } => {
+            let mut ups = Vec::new();
+            for child in &node.inputs {
+                ups.push(add_node(child, sources, backend, b, counter)?);
+            }
+            let spec = MultiJoinSpec {
+                arities: node.inputs.iter().map(|c| c.schema.len()).collect(),
+                keys: keys.clone(),
+                join_types: join_types.clone(),
+                conditions: conditions.clone(),
+                layouts: layouts.clone(),
+            };
+            let scope = format!("{id}-MultiJoin");
+            let subtasks = (0..node.parallelism)
+                .map(|_| {
+                    MultiJoinOperator::new(backend, &scope, spec.clone())
+                        .map(|o| Box::new(o) as Box<dyn Operator>)
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(err)?;
+            let s = b.add_stage(describe(node), subtasks);
+            for (i, up) in ups.into_iter().enumerate() {
+                connect(b, up, Target::Stage(s, i), Exchange::Hash(keys[i].clone()));
+            }
+            Ok(Out::Stage(s))
+        }
         NodeKind::Expand { projections } => {
             let child = &node.inputs[0];
             let up = add_node(child, sources, backend, b, counter)?;
@@ -298,6 +329,7 @@ fn add_node(
             residual,
             left_layout,
             right_layout,
+            mini_batch,
             ..
         } => {
             let l = add_node(&node.inputs[0], sources, backend, b, counter)?;
@@ -314,9 +346,11 @@ fn add_node(
             };
             let scope = format!("{id}-Join");
             let subtasks = (0..node.parallelism)
-                .map(|_| {
-                    RegularJoinOperator::new(backend, &scope, spec.clone())
-                        .map(|o| Box::new(o) as Box<dyn Operator>)
+                .map(|_| match mini_batch {
+                    Some(size) => MiniBatchJoinOperator::new(backend, &scope, spec.clone(), *size)
+                        .map(|o| Box::new(o) as Box<dyn Operator>),
+                    None => RegularJoinOperator::new(backend, &scope, spec.clone())
+                        .map(|o| Box::new(o) as Box<dyn Operator>),
                 })
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(err)?;

@@ -10,6 +10,7 @@ use optimizer::physical::job::SourceProvider;
 use optimizer::session::{run_parsed, InsertOutcome, RunError, RunOptions};
 use optimizer::sql::{parse_script, Script};
 use std::collections::HashMap;
+use std::path::Path;
 
 pub struct VecChangeSource {
     changes: Vec<Change>,

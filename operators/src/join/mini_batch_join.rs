@@ -1,0 +1,393 @@
+//! `MiniBatchJoin`: the binary regular join, INNER and LEFT, fed a folded
+//! bundle of each input at a time (Flink's `MiniBatchStreamingJoinOperator`).
+//!
+//! Semantics: the same as [`super::regular_join`]. Both inputs are kept in
+//! state, and at every bundle boundary the emitted changelog materialises to
+//! the batch join of the inputs seen so far: every row of one side paired
+//! with every row of the other that has the same (non-NULL) key and
+//! satisfies the residual condition, and on a LEFT join each left row
+//! without such a partner once, padded with NULLs. Between boundaries
+//! nothing is emitted for records still buffered. What differs from the
+//! one-record-at-a-time join is only which changelog rows say it, and fewer
+//! of them:
+//! - records that cancel within a bundle emit nothing: `+I` then `-D` of
+//!   one row; on a side with a unique key, successive updates of that key
+//!   reduce to the retraction of the row held before the bundle and the
+//!   row held after it ("three updates of one key emit only the last");
+//!   without a unique key, equal rows are counted and opposite copies
+//!   cancel (see [`super::join_bundle`] for the exact folding rules);
+//! - a retraction directly followed by its accumulate (the `-U`/`+U` of one
+//!   key left after folding) is joined as one update: when the other side
+//!   is outer, an outer row that the old row matched and the new row
+//!   matches again keeps its NULL-padded row retracted, so the
+//!   `+I[left+NULL]`/`-D[left+NULL]` that the regular join emits between
+//!   the `-U` and the `+U` (Flink's `isSuppress`) are not emitted. An outer
+//!   row that the old row matched and the new one does not (the residual
+//!   condition can tell them apart) still gets its `+I[left+NULL]`, and one
+//!   that only the new row matches its `-D[left+NULL]`: Flink's operator
+//!   assumes both rows have the same matches, which is only true for a
+//!   pure equi-join, and would lose or keep a padded row there. On the
+//!   outer input itself the pair still emits `-D[old+NULL]`/`+I[new+NULL]`
+//!   (or the joined rows): those are different rows, not redundant ones.
+//!
+//! Emission per record is that of Flink's `StreamingJoinOperator`, as in
+//! the regular join (INNER forwards the input's row kind; LEFT emits `+I`
+//! and `-D`, except that a retraction on the inner side keeps its kind), so
+//! a bundle of one record emits exactly what the regular join emits.
+//!
+//! Mechanics:
+//! - each input is buffered in a [`JoinBundle`] shaped like the side's state
+//!   layout and folded as records arrive;
+//! - a bundle closes when the records buffered on both sides together reach
+//!   the bundle size (`table.exec.mini-batch.size`; raw records, before
+//!   folding, as Flink's `CountCoBundleTrigger` counts), when the executor's
+//!   latency trigger calls [`Operator::finish_bundle`], and at end of input;
+//! - on close the folded right bundle is joined first, then the left one:
+//!   Flink's order for INNER and LEFT joins (`MiniBatchInnerJoinStreamOperator`,
+//!   `MiniBatchLeftOuterJoinStreamOperator`), which spares a left row that
+//!   arrives with its first match the `+I[left+NULL]`/`-D[left+NULL]` pair;
+//! - within a side, entries go by join key in order of first arrival (Flink
+//!   iterates hash maps; this order is deterministic); each record goes
+//!   through the regular join's logic against the state, a pair through the
+//!   same logic with the suppression above.
+//!
+//! State accesses per pair: one scan of the other side's rows under the key
+//! (shared by the two records, the residual evaluated for each), no
+//! retraction from the input side's state (the accumulate overwrites the
+//! same entry), and no association update for outer rows both records
+//! match (their count of matches is unchanged). A single record costs what
+//! it costs in the regular join.
+//!
+//! Counters: `rows_visited` (other-side rows scanned), `bundles` (closed
+//! non-empty bundles), `bundle_records` (records buffered), `folded_records`
+//! (records that folding removed), `update_pairs` (retraction/accumulate
+//! pairs joined as one), `suppressed_rows` (NULL-padded rows not emitted).
+//!
+//! Rows whose join key contains NULL match nothing (SQL equality).
+
+use super::join_bundle::JoinBundle;
+use super::join_state::{JoinSideState, Stored};
+use super::regular_join::{JoinSpec, JoinType};
+use crate::changelog::{Change, RowKind};
+use crate::operator::{OpResult, Operator};
+use crate::state::{StateBackend, StateReport};
+use crate::value::{Row, Value};
+
+pub struct MiniBatchJoinOperator {
+    spec: JoinSpec,
+    sides: [JoinSideState; 2],
+    bundles: [JoinBundle; 2],
+    bundle_size: usize,
+    buffered: usize,
+    joined_buf: Vec<Value>,
+    /// Per matched row of the current scan: (matches the retraction,
+    /// matches the accumulate).
+    flags: Vec<(bool, bool)>,
+    rows_visited: u64,
+    bundles_closed: u64,
+    bundle_records: u64,
+    folded_records: u64,
+    update_pairs: u64,
+    suppressed_rows: u64,
+}
+
+impl MiniBatchJoinOperator {
+    /// A mini-batch join whose bundles close every `bundle_size` records
+    /// (both inputs together; at least 1). State names and layouts are those
+    /// of [`super::RegularJoinOperator`].
+    pub fn new(
+        backend: &StateBackend,
+        scope: &str,
+        spec: JoinSpec,
+        bundle_size: usize,
+    ) -> OpResult<MiniBatchJoinOperator> {
+        let left_outer = spec.join_type == JoinType::Left;
+        let left = JoinSideState::new(
+            backend,
+            scope,
+            "left",
+            spec.left_layout.clone(),
+            left_outer,
+            spec.left_arity,
+        )?;
+        let right = JoinSideState::new(
+            backend,
+            scope,
+            "right",
+            spec.right_layout.clone(),
+            false,
+            spec.right_arity,
+        )?;
+        let bundles = [
+            JoinBundle::new(spec.left_layout.clone(), spec.left_keys.clone()),
+            JoinBundle::new(spec.right_layout.clone(), spec.right_keys.clone()),
+        ];
+        Ok(MiniBatchJoinOperator {
+            spec,
+            sides: [left, right],
+            bundles,
+            bundle_size: bundle_size.max(1),
+            buffered: 0,
+            joined_buf: Vec::new(),
+            flags: Vec::new(),
+            rows_visited: 0,
+            bundles_closed: 0,
+            bundle_records: 0,
+            folded_records: 0,
+            update_pairs: 0,
+            suppressed_rows: 0,
+        })
+    }
+
+    pub fn spec(&self) -> &JoinSpec {
+        &self.spec
+    }
+
+    pub fn bundle_size(&self) -> usize {
+        self.bundle_size
+    }
+
+    /// Records buffered in the open bundle (both sides, before folding).
+    pub fn buffered(&self) -> usize {
+        self.buffered
+    }
+
+    /// Joins both folded bundles (right, then left) and empties them.
+    fn close_bundle(&mut self, out: &mut Vec<Change>) -> OpResult<()> {
+        if self.buffered == 0 {
+            return Ok(());
+        }
+        self.buffered = 0;
+        self.bundles_closed += 1;
+        for side in [1, 0] {
+            let bundle = &mut self.bundles[side];
+            self.folded_records += (bundle.len() - bundle.kept()) as u64;
+            let pairs = bundle.pairs_updates();
+            for entry in bundle.drain() {
+                let key = &entry.join_key;
+                let records = &entry.records;
+                let mut i = 0;
+                while i < records.len() {
+                    let c = &records[i];
+                    let next = records.get(i + 1);
+                    match next {
+                        Some(n) if pairs && c.kind.is_retract() && n.kind.is_accumulate() => {
+                            self.update_pairs += 1;
+                            self.join(side, key, Some(c), Some(n), out)?;
+                            i += 2;
+                        }
+                        _ => {
+                            if c.kind.is_retract() {
+                                self.join(side, key, Some(c), None, out)?;
+                            } else {
+                                self.join(side, key, None, Some(c), out)?;
+                            }
+                            i += 1;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Joins, on input `side` under join key `key`, a retraction `old`, an
+    /// accumulate `new`, or both as one update of the same state entry.
+    fn join(
+        &mut self,
+        side: usize,
+        key: &[Value],
+        old: Option<&Change>,
+        new: Option<&Change>,
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
+        let input_is_left = side == 0;
+        let is_left_join = self.spec.join_type == JoinType::Left;
+        let input_outer = is_left_join && input_is_left;
+        let other_outer = is_left_join && !input_is_left;
+        let right_arity = self.spec.right_arity;
+        let paired = old.is_some() && new.is_some();
+
+        let flags = &mut self.flags;
+        flags.clear();
+        let matches: Vec<Stored> = if key.iter().any(Value::is_null) {
+            Vec::new()
+        } else {
+            let residual = self.spec.residual.as_ref();
+            let buf = &mut self.joined_buf;
+            let visited = &mut self.rows_visited;
+            let mut holds = |row: &[Value], other: &[Value]| match residual {
+                None => true,
+                Some(p) => {
+                    buf.clear();
+                    if input_is_left {
+                        buf.extend_from_slice(row);
+                        buf.extend_from_slice(other);
+                    } else {
+                        buf.extend_from_slice(other);
+                        buf.extend_from_slice(row);
+                    }
+                    p.is_true(buf)
+                }
+            };
+            self.sides[1 - side].matches(key, |other| {
+                *visited += 1;
+                let o = old.is_some_and(|c| holds(&c.row, other));
+                let n = new.is_some_and(|c| holds(&c.row, other));
+                if o || n {
+                    flags.push((o, n));
+                }
+                o || n
+            })?
+        };
+        let flags = std::mem::take(&mut self.flags);
+        let matched = || matches.iter().zip(flags.iter().copied());
+        let old_total: i64 = matched().filter(|(_, f)| f.0).map(|(m, _)| m.count).sum();
+        let new_total: i64 = matched().filter(|(_, f)| f.1).map(|(m, _)| m.count).sum();
+
+        if let Some(old) = old {
+            // A pair's accumulate overwrites the same state entry.
+            if !paired {
+                self.sides[side].retract(key, &old.row)?;
+            }
+            if old_total == 0 {
+                if input_outer {
+                    out.push(Change::new(RowKind::Delete, padded(&old.row, right_arity)));
+                }
+            } else {
+                let kind = if input_outer {
+                    RowKind::Delete
+                } else {
+                    old.kind
+                };
+                for (m, _) in matched().filter(|(_, f)| f.0) {
+                    for _ in 0..m.count {
+                        out.push(Change::new(kind, joined(input_is_left, &old.row, &m.row)));
+                    }
+                }
+                if other_outer {
+                    for (m, (_, in_new)) in matched().filter(|(_, f)| f.0) {
+                        if in_new {
+                            // Matched again by the accumulate: unchanged.
+                            if m.associations == 1 {
+                                self.suppressed_rows += 2 * m.count as u64;
+                            }
+                            continue;
+                        }
+                        if m.associations == 1 {
+                            for _ in 0..m.count {
+                                out.push(Change::new(RowKind::Insert, padded(&m.row, right_arity)));
+                            }
+                        }
+                        self.sides[1 - side].set_associations(key, &m.row, m.associations - 1)?;
+                    }
+                }
+            }
+        }
+
+        if let Some(new) = new {
+            if input_outer {
+                if new_total == 0 {
+                    out.push(Change::new(RowKind::Insert, padded(&new.row, right_arity)));
+                } else {
+                    for (m, _) in matched().filter(|(_, f)| f.1) {
+                        for _ in 0..m.count {
+                            out.push(Change::new(
+                                RowKind::Insert,
+                                joined(input_is_left, &new.row, &m.row),
+                            ));
+                        }
+                    }
+                }
+                self.sides[side].add(key, &new.row, new_total)?;
+            } else {
+                self.sides[side].add(key, &new.row, 0)?;
+                if new_total > 0 {
+                    let kind = if other_outer {
+                        for (m, (in_old, _)) in matched().filter(|(_, f)| f.1) {
+                            if in_old {
+                                // Its match by the retraction was kept.
+                                continue;
+                            }
+                            if m.associations == 0 {
+                                for _ in 0..m.count {
+                                    out.push(Change::new(
+                                        RowKind::Delete,
+                                        padded(&m.row, right_arity),
+                                    ));
+                                }
+                            }
+                            self.sides[1 - side].set_associations(
+                                key,
+                                &m.row,
+                                m.associations + 1,
+                            )?;
+                        }
+                        RowKind::Insert
+                    } else {
+                        new.kind
+                    };
+                    for (m, _) in matched().filter(|(_, f)| f.1) {
+                        for _ in 0..m.count {
+                            out.push(Change::new(kind, joined(input_is_left, &new.row, &m.row)));
+                        }
+                    }
+                }
+            }
+        }
+        self.flags = flags;
+        Ok(())
+    }
+}
+
+fn joined(input_is_left: bool, row: &[Value], other: &[Value]) -> Row {
+    let (l, r) = if input_is_left {
+        (row, other)
+    } else {
+        (other, row)
+    };
+    let mut out = Vec::with_capacity(l.len() + r.len());
+    out.extend_from_slice(l);
+    out.extend_from_slice(r);
+    out
+}
+
+fn padded(left: &[Value], right_arity: usize) -> Row {
+    let mut out = Vec::with_capacity(left.len() + right_arity);
+    out.extend_from_slice(left);
+    out.resize(left.len() + right_arity, Value::Null);
+    out
+}
+
+impl Operator for MiniBatchJoinOperator {
+    fn process(&mut self, input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()> {
+        for c in batch {
+            self.bundles[input].add(c);
+            self.buffered += 1;
+            self.bundle_records += 1;
+            if self.buffered >= self.bundle_size {
+                self.close_bundle(out)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_bundle(&mut self, out: &mut Vec<Change>) -> OpResult<()> {
+        self.close_bundle(out)
+    }
+
+    fn state_reports(&self) -> Vec<StateReport> {
+        vec![self.sides[0].report(), self.sides[1].report()]
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("rows_visited", self.rows_visited),
+            ("bundles", self.bundles_closed),
+            ("bundle_records", self.bundle_records),
+            ("folded_records", self.folded_records),
+            ("update_pairs", self.update_pairs),
+            ("suppressed_rows", self.suppressed_rows),
+        ]
+    }
+}
