@@ -50,6 +50,7 @@ pub const STATE_BACKEND_TYPE: &str = "state.backend.type";
 pub const LAB_SOURCE_BATCH_SIZE: &str = "lab.source.batch-size";
 pub const LAB_STATE_DIR: &str = "lab.state.dir";
 pub const LAB_CLOCK: &str = "lab.clock";
+pub const LAB_DELTA_JOIN_READ_AHEAD: &str = "lab.delta-join.source-read-ahead";
 
 /// The type of a key's value and the values it accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,6 +231,14 @@ static KEYS: &[KeyInfo] = &[
         "processing",
         "The clock of latency triggers and TTL: processing (wall time) or \
          deterministic (advanced by input, for reproducible tests).",
+    ),
+    key(
+        LAB_DELTA_JOIN_READ_AHEAD,
+        ValueType::Integer { min: Some(0) },
+        "1",
+        "Batches a delta join's sources write to the index-lookup store ahead \
+         of the join (as a Fluss table is written ahead of its readers); 0 \
+         means no lookup ever sees a row the join has not processed.",
     ),
 ];
 
@@ -580,6 +589,11 @@ impl Config {
             "rocksdb" => StateBackendKind::RocksDb,
             _ => StateBackendKind::HashMap,
         }
+    }
+
+    /// `lab.delta-join.source-read-ahead` (>= 0).
+    pub fn delta_join_read_ahead(&self) -> usize {
+        self.int(LAB_DELTA_JOIN_READ_AHEAD) as usize
     }
 
     /// `lab.source.batch-size` (>= 1).

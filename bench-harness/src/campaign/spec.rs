@@ -1167,7 +1167,7 @@ impl ScriptTemplate {
             if datagen {
                 datasets::source::open_source(
                     &t.name,
-                    &t.options,
+                    &optimizer::physical::job::connector_options(t),
                     &t.schema.names(),
                     &t.schema.types(),
                     base_dir,

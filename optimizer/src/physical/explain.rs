@@ -137,6 +137,29 @@ pub fn describe(node: &PhysicalNode) -> String {
                 input,
             )
         }
+        NodeKind::DeltaJoin {
+            left_keys,
+            right_keys,
+            residual,
+            ..
+        } => {
+            let l = &node.inputs[0].schema;
+            let r = &node.inputs[1].schema;
+            let mut cond: Vec<String> = left_keys
+                .iter()
+                .zip(right_keys)
+                .map(|(a, b)| format!("=({}, {})", field_names(l, &[*a]), field_names(r, &[*b])))
+                .collect();
+            if let Some(res) = residual {
+                cond.push(expr_text(res, &node.schema));
+            }
+            let cond = if cond.len() == 1 {
+                cond.remove(0)
+            } else {
+                format!("AND({})", cond.join(", "))
+            };
+            format!("DeltaJoin(joinType=[InnerJoin], where=[{cond}])")
+        }
         NodeKind::MultiJoin {
             keys,
             join_types,
@@ -305,6 +328,18 @@ fn exchange_line(
             }
         }
         NodeKind::Join {
+            left_keys,
+            right_keys,
+            ..
+        } => {
+            let k = if child_index == 0 {
+                left_keys
+            } else {
+                right_keys
+            };
+            format!("hash[{}]", field_names(&child.schema, k))
+        }
+        NodeKind::DeltaJoin {
             left_keys,
             right_keys,
             ..

@@ -2,6 +2,7 @@
 
 use super::explain::describe;
 use super::plan::{NodeKind, PhysicalNode, PhysicalPlan};
+use super::rules::delta_join;
 use crate::config::{ClockKind, Config, StateBackendKind};
 use crate::error::{PlanError, Result};
 use crate::logical::TableDef;
@@ -12,12 +13,15 @@ use operators::exec::job::JobOptions;
 use operators::exec::{ChangeSource, Exchange, Job, JobBuilder, Target};
 use operators::expand::ExpandOperator;
 use operators::join::{
-    JoinSpec, MiniBatchJoinOperator, MultiJoinOperator, MultiJoinSpec, RegularJoinOperator,
+    DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec, JoinSpec, MiniBatchJoinOperator,
+    MultiJoinOperator, MultiJoinSpec, RegularJoinOperator,
 };
+use operators::lookup::{IndexLookupStore, StoreWritingSource};
 use operators::operator::Operator;
 use operators::sink::SinkCollector;
 use operators::state::{BackendKind, StateBackend};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Opens the reader of a table.
 pub trait SourceProvider {
@@ -46,11 +50,19 @@ impl SourceProvider for ConnectorSources {
     fn open(&self, table: &TableDef) -> Result<Box<dyn ChangeSource>> {
         let names = table.schema.names();
         let types = table.schema.types();
-        let src =
-            datasets::open_source(&table.name, &table.options, &names, &types, &self.base_dir)
-                .map_err(|e| PlanError::validation(e.to_string()))?;
+        let options = connector_options(table);
+        let src = datasets::open_source(&table.name, &options, &names, &types, &self.base_dir)
+            .map_err(|e| PlanError::validation(e.to_string()))?;
         Ok(Box::new(DatasetSource(src)))
     }
+}
+
+/// The options a table's connector reads: all but the lab's own `index.*`
+/// options, which describe the table in the index-lookup store.
+pub fn connector_options(table: &TableDef) -> std::collections::BTreeMap<String, String> {
+    let mut options = table.options.clone();
+    options.retain(|k, _| !k.starts_with("index."));
+    options
 }
 
 /// A source with a fused Calc applied as it reads.
@@ -97,8 +109,14 @@ pub fn build_job(
     materialize: bool,
 ) -> Result<Job> {
     let mut b = JobBuilder::new();
-    let mut counter = 0usize;
-    let out = add_node(&plan.root, sources, backend, &mut b, &mut counter)?;
+    let mut ctx = BuildContext {
+        sources,
+        backend,
+        config,
+        counter: 0,
+        store: None,
+    };
+    let out = add_node(&plan.root, &mut ctx, &mut b)?;
     connect(&mut b, out, Target::Sink, Exchange::Single);
     let print = match plan.sink.table.options.get("connector").map(String::as_str) {
         Some("print") => Some(
@@ -163,15 +181,21 @@ fn order_preserving(child: &PhysicalNode, parallelism: usize, group_by: &[usize]
     }
 }
 
-fn add_node(
-    node: &PhysicalNode,
-    sources: &dyn SourceProvider,
-    backend: &StateBackend,
-    b: &mut JobBuilder,
-    counter: &mut usize,
-) -> Result<Out> {
-    *counter += 1;
-    let id = *counter;
+/// What building a job needs besides the builder.
+struct BuildContext<'a> {
+    sources: &'a dyn SourceProvider,
+    backend: &'a StateBackend,
+    config: &'a Config,
+    /// Node ids, for state scopes.
+    counter: usize,
+    /// The index-lookup store, created for the first delta join.
+    store: Option<Arc<IndexLookupStore>>,
+}
+
+fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder) -> Result<Out> {
+    ctx.counter += 1;
+    let id = ctx.counter;
+    let backend = ctx.backend;
     let err = |e: operators::operator::OpError| PlanError::plan(e.to_string());
     match &node.kind {
         NodeKind::Source {
@@ -179,7 +203,7 @@ fn add_node(
             predicate,
             projection,
         } => {
-            let mut src = sources.open(table)?;
+            let mut src = ctx.sources.open(table)?;
             if predicate.is_some() || projection.is_some() {
                 src = Box::new(CalcSource {
                     inner: src,
@@ -194,7 +218,7 @@ fn add_node(
             projection,
         } => {
             let child = &node.inputs[0];
-            let up = add_node(child, sources, backend, b, counter)?;
+            let up = add_node(child, ctx, b)?;
             let subtasks: Vec<Box<dyn Operator>> = (0..node.parallelism)
                 .map(|_| {
                     Box::new(CalcOperator::new(predicate.clone(), projection.clone()))
@@ -219,7 +243,7 @@ fn add_node(
             global,
             ..
         } => {
-            let up = add_node(&node.inputs[0], sources, backend, b, counter)?;
+            let up = add_node(&node.inputs[0], ctx, b)?;
             let scope = format!("{id}-GroupAggregate");
             let subtasks = (0..node.parallelism)
                 .map(|_| {
@@ -258,7 +282,7 @@ fn add_node(
             ..
         } => {
             let child = &node.inputs[0];
-            let up = add_node(child, sources, backend, b, counter)?;
+            let up = add_node(child, ctx, b)?;
             let subtasks = (0..node.parallelism)
                 .map(|_| {
                     LocalAggregateOperator::new(group_by.clone(), aggs.clone(), *bundle_size)
@@ -284,7 +308,7 @@ fn add_node(
         } => {
             let mut ups = Vec::new();
             for child in &node.inputs {
-                ups.push(add_node(child, sources, backend, b, counter)?);
+                ups.push(add_node(child, ctx, b)?);
             }
             let spec = MultiJoinSpec {
                 arities: node.inputs.iter().map(|c| c.schema.len()).collect(),
@@ -307,9 +331,88 @@ fn add_node(
             }
             Ok(Out::Stage(s))
         }
+        NodeKind::DeltaJoin {
+            left_keys,
+            right_keys,
+            residual,
+            cache_enabled,
+            left_cache_size,
+            right_cache_size,
+        } => {
+            let store = match &ctx.store {
+                Some(s) => s.clone(),
+                None => {
+                    let s = Arc::new(
+                        IndexLookupStore::open(ctx.config.state_dir().as_deref())
+                            .map_err(|e| PlanError::plan(e.to_string()))?,
+                    );
+                    ctx.store = Some(s.clone());
+                    s
+                }
+            };
+            let mut tables = Vec::new();
+            let mut ups = Vec::new();
+            for child in &node.inputs {
+                let NodeKind::Source { table, .. } = &child.kind else {
+                    return Err(PlanError::plan("a delta join input must be a table scan"));
+                };
+                let index = delta_join::index_key(child).ok_or_else(|| {
+                    PlanError::plan(format!("table '{}' has no index key", table.name))
+                })?;
+                let id = store
+                    .create_table(
+                        &table.name,
+                        table.schema.len(),
+                        index,
+                        table.primary_key.clone(),
+                    )
+                    .map_err(|e| PlanError::plan(e.to_string()))?;
+                // The source writes what it reads into the store, one batch
+                // ahead of the join, as a Fluss table is written ahead of
+                // the job that reads its changelog.
+                let src = StoreWritingSource::new(ctx.sources.open(table)?, store.clone(), id)
+                    .with_read_ahead(ctx.config.delta_join_read_ahead());
+                ups.push(Out::Source(b.add_source(Box::new(src))));
+                tables.push(id);
+            }
+            let spec = DeltaJoinSpec {
+                left_table: tables[0],
+                right_table: tables[1],
+                left_keys: left_keys.clone(),
+                right_keys: right_keys.clone(),
+                residual: residual.clone(),
+            };
+            let options = DeltaJoinOptions {
+                cache_enabled: *cache_enabled,
+                left_cache_size: *left_cache_size,
+                right_cache_size: *right_cache_size,
+                count_duplicates: true,
+            };
+            let subtasks = (0..node.parallelism)
+                .map(|_| {
+                    DeltaJoinOperator::new(store.clone(), spec.clone(), options.clone())
+                        .map(|o| Box::new(o) as Box<dyn Operator>)
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(err)?;
+            let s = b.add_stage(describe(node), subtasks);
+            connect(
+                b,
+                ups[0],
+                Target::Stage(s, 0),
+                Exchange::Hash(left_keys.clone()),
+            );
+            connect(
+                b,
+                ups[1],
+                Target::Stage(s, 1),
+                Exchange::Hash(right_keys.clone()),
+            );
+            Ok(Out::Stage(s))
+        }
         NodeKind::Expand { projections } => {
             let child = &node.inputs[0];
-            let up = add_node(child, sources, backend, b, counter)?;
+            let up = add_node(child, ctx, b)?;
             let subtasks: Vec<Box<dyn Operator>> = (0..node.parallelism)
                 .map(|_| Box::new(ExpandOperator::new(projections.clone())) as Box<dyn Operator>)
                 .collect();
@@ -332,8 +435,8 @@ fn add_node(
             mini_batch,
             ..
         } => {
-            let l = add_node(&node.inputs[0], sources, backend, b, counter)?;
-            let r = add_node(&node.inputs[1], sources, backend, b, counter)?;
+            let l = add_node(&node.inputs[0], ctx, b)?;
+            let r = add_node(&node.inputs[1], ctx, b)?;
             let spec = JoinSpec {
                 join_type: *join_type,
                 left_keys: left_keys.clone(),

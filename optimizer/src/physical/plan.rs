@@ -55,6 +55,16 @@ pub enum NodeKind {
         /// Why this join was not fused into a MultiJoin, when one was asked for.
         note: Option<String>,
     },
+    /// An INNER join that keeps no state and looks the other side up in
+    /// the index-lookup store.
+    DeltaJoin {
+        left_keys: Vec<usize>,
+        right_keys: Vec<usize>,
+        residual: Option<Expr>,
+        cache_enabled: bool,
+        left_cache_size: usize,
+        right_cache_size: usize,
+    },
     /// One join over N inputs sharing a common key; keeps only the inputs.
     MultiJoin {
         /// Common key columns per input.

@@ -72,6 +72,7 @@ pub fn plan_insert(
         None => SinkEncoding::Retract,
     };
     let needs_ub = !matches!(encoding, SinkEncoding::Upsert { .. });
+    super::rules::delta_join::apply(&mut root, !needs_ub, config)?;
     assign_update_before(&mut root, needs_ub);
     Ok(PhysicalPlan {
         root,
@@ -108,6 +109,7 @@ pub fn node_label(n: &PhysicalNode) -> String {
         NodeKind::Expand { .. } => "Expand".into(),
         NodeKind::Join { .. } => "Join".into(),
         NodeKind::MultiJoin { .. } => "MultiJoin".into(),
+        NodeKind::DeltaJoin { .. } => "DeltaJoin".into(),
     }
 }
 
@@ -499,7 +501,7 @@ fn assign_update_before(node: &mut PhysicalNode, needed: bool) {
             }
             node.changelog = join_changelog(jt, node.inputs[0].changelog, node.inputs[1].changelog);
         }
-        NodeKind::MultiJoin { .. } => {
+        NodeKind::MultiJoin { .. } | NodeKind::DeltaJoin { .. } => {
             for c in &mut node.inputs {
                 assign_update_before(c, true);
             }

@@ -2,5 +2,6 @@
 //! shows the plan before and after.
 
 pub mod agg_strategy;
+pub mod delta_join;
 pub mod multi_join;
 pub mod split_distinct;
