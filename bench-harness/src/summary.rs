@@ -69,6 +69,7 @@ pub fn render(o: &InsertOutcome) -> String {
         r.state_reads(),
         r.state_writes()
     );
+    join_summary(o, &mut s);
     let _ = writeln!(s, "  operators:");
     for st in &r.stages {
         let _ = writeln!(s, "    {} x{}", st.name, st.parallelism);
@@ -101,4 +102,78 @@ pub fn render(o: &InsertOutcome) -> String {
         }
     }
     s
+}
+
+/// Join-specific lines: how much join state is intermediate results (kept
+/// by a binary chain, not by MultiJoin), recomputation cost, and delta join
+/// lookups.
+fn join_summary(o: &InsertOutcome, s: &mut String) {
+    use optimizer::physical::plan::NodeKind;
+    let nodes = o.plan.root.stage_nodes();
+    if nodes.len() != o.report.stages.len() {
+        return;
+    }
+    let (mut input_bytes, mut intermediate_bytes, mut joins) = (0i64, 0i64, 0);
+    for (node, stage) in nodes.iter().zip(&o.report.stages) {
+        match &node.kind {
+            NodeKind::Join { .. } | NodeKind::MultiJoin { .. } => {
+                joins += 1;
+                for (i, state) in stage.states.iter().enumerate() {
+                    let intermediate = node.inputs.get(i).is_some_and(|n| n.is_join_result());
+                    if intermediate {
+                        intermediate_bytes += state.metrics.logical_bytes;
+                    } else {
+                        input_bytes += state.metrics.logical_bytes;
+                    }
+                }
+                let visited = stage.counter("rows_visited");
+                if stage.records_in() > 0 {
+                    let _ = writeln!(
+                        s,
+                        "  {}: {:.1} state rows visited per input record",
+                        short(&stage.name),
+                        visited as f64 / stage.records_in() as f64
+                    );
+                }
+            }
+            NodeKind::DeltaJoin { .. } => {
+                let rate = |side: &str| {
+                    let h = stage.counter(&format!("{side}_cache_hits"));
+                    let m = stage.counter(&format!("{side}_cache_misses"))
+                        + stage.counter(&format!("{side}_cache_stale"));
+                    if h + m == 0 {
+                        "n/a".to_string()
+                    } else {
+                        format!("{:.1}%", 100.0 * h as f64 / (h + m) as f64)
+                    }
+                };
+                let _ = writeln!(
+                    s,
+                    "  delta join: {} lookups, cache hit rate left {} right {}, {} duplicate rows emitted, join state {} entries",
+                    stage.counter("lookups"),
+                    rate("left"),
+                    rate("right"),
+                    stage.counter("duplicates"),
+                    stage.state_entries()
+                );
+            }
+            _ => {}
+        }
+    }
+    if joins > 0 {
+        let total = input_bytes + intermediate_bytes;
+        let share = if total > 0 {
+            100.0 * intermediate_bytes as f64 / total as f64
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            s,
+            "  join state        {total} bytes: inputs {input_bytes}, intermediate results {intermediate_bytes} ({share:.1}%)"
+        );
+    }
+}
+
+fn short(name: &str) -> &str {
+    name.split('(').next().unwrap_or(name)
 }

@@ -301,6 +301,30 @@ fn annotations(node: &PhysicalNode) -> String {
         NodeKind::LocalGroupAggregate { bundle_size, .. } => {
             format!(", miniBatch=[size={bundle_size}]")
         }
+        NodeKind::Join {
+            mini_batch, note, ..
+        } => {
+            let mut s = mini_batch
+                .map(|n| format!(", miniBatch=[size={n}]"))
+                .unwrap_or_default();
+            if let Some(n) = note {
+                s.push_str(&format!(", note=[{n}]"));
+            }
+            s
+        }
+        NodeKind::MultiJoin { reason, .. } => format!(", strategy=[MultiJoin: {reason}]"),
+        NodeKind::DeltaJoin {
+            cache_enabled,
+            left_cache_size,
+            right_cache_size,
+            ..
+        } => {
+            if *cache_enabled {
+                format!(", cache=[left={left_cache_size}, right={right_cache_size}]")
+            } else {
+                ", cache=[off]".to_string()
+            }
+        }
         _ => String::new(),
     }
 }

@@ -108,3 +108,32 @@ pub struct PhysicalPlan {
     pub root: PhysicalNode,
     pub sink: SinkPlan,
 }
+
+impl PhysicalNode {
+    /// The nodes that became stages, in the order the job builder added
+    /// them (children first), so they pair up with a run's stage reports.
+    pub fn stage_nodes(&self) -> Vec<&PhysicalNode> {
+        let mut out = Vec::new();
+        self.collect_stages(&mut out);
+        out
+    }
+
+    fn collect_stages<'a>(&'a self, out: &mut Vec<&'a PhysicalNode>) {
+        if let NodeKind::Source { .. } = self.kind {
+            return;
+        }
+        for c in &self.inputs {
+            c.collect_stages(out);
+        }
+        out.push(self);
+    }
+
+    /// Whether this node's output is a join result (looking through Calcs).
+    pub fn is_join_result(&self) -> bool {
+        match &self.kind {
+            NodeKind::Join { .. } | NodeKind::MultiJoin { .. } | NodeKind::DeltaJoin { .. } => true,
+            NodeKind::Calc { .. } => self.inputs[0].is_join_result(),
+            _ => false,
+        }
+    }
+}

@@ -82,7 +82,12 @@ fn flatten<'a>(
                 .iter()
                 .filter(|h| h.name.eq_ignore_ascii_case("MULTI_JOIN"))
             {
-                hints.extend(hint.args.iter().map(|a| a.to_lowercase()));
+                for a in &hint.args {
+                    let a = a.to_lowercase();
+                    if !hints.contains(&a) {
+                        hints.push(a);
+                    }
+                }
             }
             joins.push(ChainJoin {
                 kind: *kind,
