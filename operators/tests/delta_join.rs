@@ -713,6 +713,7 @@ fn executor_with_read_ahead_matches_the_batch_join() {
                     batch_size: 4,
                     bundle_latency: None,
                     backend: StateBackend::heap(),
+                    deterministic_clock: false,
                 },
             )
             .unwrap();

@@ -122,8 +122,12 @@ pub struct JobOptions {
     pub batch_size: usize,
     /// Close mini-batch bundles when this much time passed since the last close.
     pub bundle_latency: Option<Duration>,
-    /// The backend the operators' states live in (for physical sizes).
+    /// The backend the operators' states live in (for physical sizes and
+    /// the state clock).
     pub backend: StateBackend,
+    /// Advance the state clock by one millisecond per input record instead
+    /// of by wall time (`lab.clock = deterministic`).
+    pub deterministic_clock: bool,
 }
 
 pub struct Job {
@@ -166,6 +170,12 @@ impl Job {
                 }
                 any = true;
                 input_rows += n as u64;
+                let now = if self.options.deterministic_clock {
+                    input_rows
+                } else {
+                    start.elapsed().as_millis() as u64
+                };
+                self.options.backend.clock().set(now);
                 self.pending_since.get_or_insert_with(Instant::now);
                 let (target, exchange) = self.sources[s].output.clone().expect("checked in build");
                 self.push(target, &exchange, vec![batch])?;

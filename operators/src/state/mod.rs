@@ -19,6 +19,9 @@
 pub mod codec;
 pub mod heap;
 pub mod rocksdb;
+pub mod ttl;
+
+pub use ttl::StateClock;
 
 use crate::value::{Row, Value};
 use std::path::Path;
@@ -95,6 +98,9 @@ pub struct StateReport {
 #[derive(Clone)]
 pub struct StateBackend {
     inner: Arc<Inner>,
+    clock: StateClock,
+    /// TTL per `scope/name`, registered before operators create their state.
+    ttls: Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>,
 }
 
 enum Inner {
@@ -106,6 +112,8 @@ impl StateBackend {
     pub fn heap() -> StateBackend {
         StateBackend {
             inner: Arc::new(Inner::Heap),
+            clock: StateClock::default(),
+            ttls: Default::default(),
         }
     }
 
@@ -114,6 +122,8 @@ impl StateBackend {
     pub fn rocksdb(parent: Option<&Path>) -> StateResult<StateBackend> {
         Ok(StateBackend {
             inner: Arc::new(Inner::RocksDb(rocksdb::RocksDbStore::open(parent)?)),
+            clock: StateClock::default(),
+            ttls: Default::default(),
         })
     }
 
@@ -121,6 +131,30 @@ impl StateBackend {
         match kind {
             BackendKind::Heap => Ok(StateBackend::heap()),
             BackendKind::RocksDb => StateBackend::rocksdb(parent),
+        }
+    }
+
+    /// The clock TTL states read; the executor advances it.
+    pub fn clock(&self) -> StateClock {
+        self.clock.clone()
+    }
+
+    /// Sets the TTL of state `name` of operator `scope` (0 = never
+    /// expires; `*` = every state of the scope); call before the operator
+    /// creates its state.
+    pub fn set_ttl(&self, scope: &str, name: &str, ttl: std::time::Duration) {
+        let mut t = self.ttls.lock().unwrap_or_else(|p| p.into_inner());
+        t.insert(format!("{scope}/{name}"), ttl.as_millis() as u64);
+    }
+
+    fn ttl_for(&self, scope: &str, name: &str) -> Option<ttl::Ttl> {
+        let t = self.ttls.lock().unwrap_or_else(|p| p.into_inner());
+        let found = t
+            .get(&format!("{scope}/{name}"))
+            .or_else(|| t.get(&format!("{scope}/*")));
+        match found {
+            Some(&ms) if ms > 0 => Some(ttl::Ttl::new(ms, self.clock.clone())),
+            _ => None,
         }
     }
 
@@ -139,11 +173,15 @@ impl StateBackend {
         name: &str,
         value_arity: usize,
     ) -> StateResult<ValueState> {
-        Ok(match &*self.inner {
-            Inner::Heap => ValueState::Heap(heap::HeapValueState::new(name)),
+        let imp = match &*self.inner {
+            Inner::Heap => ValueImpl::Heap(heap::HeapValueState::new(name)),
             Inner::RocksDb(store) => {
-                ValueState::Rocks(store.value_state(scope, name, value_arity)?)
+                ValueImpl::Rocks(store.value_state(scope, name, value_arity)?)
             }
+        };
+        Ok(ValueState {
+            imp,
+            ttl: self.ttl_for(scope, name),
         })
     }
 
@@ -155,11 +193,15 @@ impl StateBackend {
         ukey_arity: usize,
         value_arity: usize,
     ) -> StateResult<MapState> {
-        Ok(match &*self.inner {
-            Inner::Heap => MapState::Heap(heap::HeapMapState::new(name)),
+        let imp = match &*self.inner {
+            Inner::Heap => MapImpl::Heap(heap::HeapMapState::new(name)),
             Inner::RocksDb(store) => {
-                MapState::Rocks(store.map_state(scope, name, ukey_arity, value_arity)?)
+                MapImpl::Rocks(store.map_state(scope, name, ukey_arity, value_arity)?)
             }
+        };
+        Ok(MapState {
+            imp,
+            ttl: self.ttl_for(scope, name),
         })
     }
 
@@ -174,29 +216,73 @@ impl StateBackend {
 }
 
 /// `key → row`.
-pub enum ValueState {
+pub struct ValueState {
+    imp: ValueImpl,
+    ttl: Option<ttl::Ttl>,
+}
+
+enum ValueImpl {
     Heap(heap::HeapValueState),
     Rocks(rocksdb::RocksValueState),
 }
 
 macro_rules! dispatch {
-    ($self:ident, $s:ident => $e:expr) => {
+    ($self:expr, $s:ident => $e:expr) => {
         match $self {
-            Self::Heap($s) => $e,
-            Self::Rocks($s) => $e,
+            ValueImpl::Heap($s) => $e,
+            ValueImpl::Rocks($s) => $e,
+        }
+    };
+}
+
+macro_rules! dispatch_map {
+    ($self:expr, $s:ident => $e:expr) => {
+        match $self {
+            MapImpl::Heap($s) => $e,
+            MapImpl::Rocks($s) => $e,
         }
     };
 }
 
 impl ValueState {
-    pub fn get(&mut self, key: &[Value]) -> StateResult<Option<Row>> {
-        dispatch!(self, s => s.get(key))
+    /// Removes entries whose TTL passed and that were not rewritten since.
+    fn sweep(&mut self) -> StateResult<()> {
+        let Some(t) = &mut self.ttl else {
+            return Ok(());
+        };
+        for (key, _) in t.due() {
+            let t = self.ttl.as_ref().expect("ttl");
+            let stale = dispatch!(&mut self.imp, s => s.get(&key))?.is_some_and(|r| t.expired(&r));
+            if stale {
+                dispatch!(&mut self.imp, s => s.delete(&key))?;
+            }
+        }
+        Ok(())
     }
-    pub fn put(&mut self, key: &[Value], value: Row) -> StateResult<()> {
-        dispatch!(self, s => s.put(key, value))
+
+    pub fn get(&mut self, key: &[Value]) -> StateResult<Option<Row>> {
+        self.sweep()?;
+        let got = dispatch!(&mut self.imp, s => s.get(key))?;
+        match (&self.ttl, got) {
+            (None, got) => Ok(got),
+            (Some(_), None) => Ok(None),
+            (Some(t), Some(row)) if t.expired(&row) => {
+                dispatch!(&mut self.imp, s => s.delete(key))?;
+                Ok(None)
+            }
+            (Some(_), Some(row)) => Ok(Some(ttl::strip(row))),
+        }
+    }
+    pub fn put(&mut self, key: &[Value], mut value: Row) -> StateResult<()> {
+        self.sweep()?;
+        if let Some(t) = &mut self.ttl {
+            t.stamp(&mut value, key, None);
+        }
+        dispatch!(&mut self.imp, s => s.put(key, value))
     }
     pub fn delete(&mut self, key: &[Value]) -> StateResult<()> {
-        dispatch!(self, s => s.delete(key))
+        self.sweep()?;
+        dispatch!(&mut self.imp, s => s.delete(key))
     }
     /// Read-modify-write: `f` sees the current row (or `None`) and may
     /// change, set or clear it; the result is written back (or deleted).
@@ -205,31 +291,89 @@ impl ValueState {
         key: &[Value],
         f: impl FnOnce(&mut Option<Row>) -> R,
     ) -> StateResult<R> {
-        dispatch!(self, s => s.modify(key, f))
+        self.sweep()?;
+        match &mut self.ttl {
+            None => dispatch!(&mut self.imp, s => s.modify(key, f)),
+            Some(t) => dispatch!(&mut self.imp, s => s.modify(key, |slot| {
+                // An expired row is as good as absent.
+                if slot.as_ref().is_some_and(|r| t.expired(r)) || slot.is_none() {
+                    let mut fresh = None;
+                    let r = f(&mut fresh);
+                    *slot = fresh.map(|mut row| {
+                        t.stamp(&mut row, key, None);
+                        row
+                    });
+                    return r;
+                }
+                let mut inner = slot.take().map(ttl::strip);
+                let r = f(&mut inner);
+                *slot = inner.map(|mut row| {
+                    t.stamp(&mut row, key, None);
+                    row
+                });
+                r
+            })),
+        }
     }
     pub fn metrics(&self) -> StateMetrics {
-        dispatch!(self, s => s.metrics())
+        dispatch!(&self.imp, s => s.metrics())
     }
     pub fn report(&self) -> StateReport {
-        dispatch!(self, s => s.report())
+        dispatch!(&self.imp, s => s.report())
     }
 }
 
 /// `key → {user key → row}`.
-pub enum MapState {
+pub struct MapState {
+    imp: MapImpl,
+    ttl: Option<ttl::Ttl>,
+}
+
+enum MapImpl {
     Heap(heap::HeapMapState),
     Rocks(rocksdb::RocksMapState),
 }
 
 impl MapState {
-    pub fn get(&mut self, key: &[Value], ukey: &[Value]) -> StateResult<Option<Row>> {
-        dispatch!(self, s => s.get(key, ukey))
+    fn sweep(&mut self) -> StateResult<()> {
+        let Some(t) = &mut self.ttl else {
+            return Ok(());
+        };
+        for (key, ukey) in t.due() {
+            let ukey = ukey.unwrap_or_default();
+            let t = self.ttl.as_ref().expect("ttl");
+            let stale = dispatch_map!(&mut self.imp, s => s.get(&key, &ukey))?
+                .is_some_and(|r| t.expired(&r));
+            if stale {
+                dispatch_map!(&mut self.imp, s => s.delete(&key, &ukey))?;
+            }
+        }
+        Ok(())
     }
-    pub fn put(&mut self, key: &[Value], ukey: &[Value], value: Row) -> StateResult<()> {
-        dispatch!(self, s => s.put(key, ukey, value))
+
+    pub fn get(&mut self, key: &[Value], ukey: &[Value]) -> StateResult<Option<Row>> {
+        self.sweep()?;
+        let got = dispatch_map!(&mut self.imp, s => s.get(key, ukey))?;
+        match (&self.ttl, got) {
+            (None, got) => Ok(got),
+            (Some(_), None) => Ok(None),
+            (Some(t), Some(row)) if t.expired(&row) => {
+                dispatch_map!(&mut self.imp, s => s.delete(key, ukey))?;
+                Ok(None)
+            }
+            (Some(_), Some(row)) => Ok(Some(ttl::strip(row))),
+        }
+    }
+    pub fn put(&mut self, key: &[Value], ukey: &[Value], mut value: Row) -> StateResult<()> {
+        self.sweep()?;
+        if let Some(t) = &mut self.ttl {
+            t.stamp(&mut value, key, Some(ukey));
+        }
+        dispatch_map!(&mut self.imp, s => s.put(key, ukey, value))
     }
     pub fn delete(&mut self, key: &[Value], ukey: &[Value]) -> StateResult<()> {
-        dispatch!(self, s => s.delete(key, ukey))
+        self.sweep()?;
+        dispatch_map!(&mut self.imp, s => s.delete(key, ukey))
     }
     pub fn modify<R>(
         &mut self,
@@ -237,15 +381,46 @@ impl MapState {
         ukey: &[Value],
         f: impl FnOnce(&mut Option<Row>) -> R,
     ) -> StateResult<R> {
-        dispatch!(self, s => s.modify(key, ukey, f))
+        self.sweep()?;
+        match &mut self.ttl {
+            None => dispatch_map!(&mut self.imp, s => s.modify(key, ukey, f)),
+            Some(t) => dispatch_map!(&mut self.imp, s => s.modify(key, ukey, |slot| {
+                let expired = slot.as_ref().is_some_and(|r| t.expired(r));
+                let mut inner = if expired { None } else { slot.take().map(ttl::strip) };
+                let r = f(&mut inner);
+                *slot = inner.map(|mut row| {
+                    t.stamp(&mut row, key, Some(ukey));
+                    row
+                });
+                r
+            })),
+        }
     }
-    /// Visits every (user key, row) of `key`; order is unspecified.
+    /// Visits every live (user key, row) of `key`; order is unspecified.
+    /// Expired entries met on the way are removed.
     pub fn for_each(
         &mut self,
         key: &[Value],
-        f: impl FnMut(&[Value], &[Value]),
+        mut f: impl FnMut(&[Value], &[Value]),
     ) -> StateResult<()> {
-        dispatch!(self, s => s.for_each(key, f))
+        self.sweep()?;
+        match &self.ttl {
+            None => dispatch_map!(&mut self.imp, s => s.for_each(key, f)),
+            Some(t) => {
+                let mut expired: Vec<Row> = Vec::new();
+                dispatch_map!(&mut self.imp, s => s.for_each(key, |k, v| {
+                    if t.expired(v) {
+                        expired.push(k.to_vec());
+                    } else {
+                        f(k, &v[..v.len() - 1]);
+                    }
+                }))?;
+                for k in expired {
+                    dispatch_map!(&mut self.imp, s => s.delete(key, &k))?;
+                }
+                Ok(())
+            }
+        }
     }
     /// Every (user key, row) of `key`, copied out.
     pub fn entries(&mut self, key: &[Value]) -> StateResult<Vec<(Row, Row)>> {
@@ -254,9 +429,9 @@ impl MapState {
         Ok(out)
     }
     pub fn metrics(&self) -> StateMetrics {
-        dispatch!(self, s => s.metrics())
+        dispatch_map!(&self.imp, s => s.metrics())
     }
     pub fn report(&self) -> StateReport {
-        dispatch!(self, s => s.report())
+        dispatch_map!(&self.imp, s => s.report())
     }
 }

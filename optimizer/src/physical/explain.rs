@@ -291,28 +291,47 @@ fn annotations(node: &PhysicalNode) -> String {
         NodeKind::GroupAggregate {
             mini_batch,
             strategy,
+            ttl,
             ..
         } => {
             let mb = mini_batch
                 .map(|n| format!(", miniBatch=[size={n}]"))
                 .unwrap_or_default();
-            format!("{mb}, strategy=[{strategy}]")
+            format!("{mb}, strategy=[{strategy}], stateTtl=[{}]", ttl.describe())
         }
         NodeKind::LocalGroupAggregate { bundle_size, .. } => {
             format!(", miniBatch=[size={bundle_size}]")
         }
         NodeKind::Join {
-            mini_batch, note, ..
+            mini_batch,
+            note,
+            ttl,
+            ..
         } => {
             let mut s = mini_batch
                 .map(|n| format!(", miniBatch=[size={n}]"))
                 .unwrap_or_default();
+            s.push_str(&format!(
+                ", stateTtl=[left={}, right={}]",
+                ttl[0].describe(),
+                ttl[1].describe()
+            ));
             if let Some(n) = note {
                 s.push_str(&format!(", note=[{n}]"));
             }
             s
         }
-        NodeKind::MultiJoin { reason, .. } => format!(", strategy=[MultiJoin: {reason}]"),
+        NodeKind::MultiJoin { reason, ttls, .. } => {
+            let t: Vec<String> = ttls
+                .iter()
+                .enumerate()
+                .map(|(i, t)| format!("input{i}={}", t.describe()))
+                .collect();
+            format!(
+                ", strategy=[MultiJoin: {reason}], stateTtl=[{}]",
+                t.join(", ")
+            )
+        }
         NodeKind::DeltaJoin {
             cache_enabled,
             left_cache_size,

@@ -22,6 +22,7 @@ use operators::sink::SinkCollector;
 use operators::state::{BackendKind, StateBackend};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Opens the reader of a table.
 pub trait SourceProvider {
@@ -141,6 +142,7 @@ pub fn build_job(
         batch_size: config.source_batch_size(),
         bundle_latency,
         backend: backend.clone(),
+        deterministic_clock: config.clock() == ClockKind::Deterministic,
     };
     b.build(sink, options).map_err(PlanError::plan)
 }
@@ -241,10 +243,12 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
             input_insert_only,
             mini_batch,
             global,
+            ttl,
             ..
         } => {
             let up = add_node(&node.inputs[0], ctx, b)?;
             let scope = format!("{id}-GroupAggregate");
+            backend.set_ttl(&scope, "*", Duration::from_millis(ttl.ms));
             let subtasks = (0..node.parallelism)
                 .map(|_| {
                     GroupAggregateOperator::new(
@@ -304,6 +308,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
             join_types,
             conditions,
             layouts,
+            ttls,
             ..
         } => {
             let mut ups = Vec::new();
@@ -318,6 +323,9 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
                 layouts: layouts.clone(),
             };
             let scope = format!("{id}-MultiJoin");
+            for (i, t) in ttls.iter().enumerate() {
+                backend.set_ttl(&scope, &format!("input{i}"), Duration::from_millis(t.ms));
+            }
             let subtasks = (0..node.parallelism)
                 .map(|_| {
                     MultiJoinOperator::new(backend, &scope, spec.clone())
@@ -433,6 +441,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
             left_layout,
             right_layout,
             mini_batch,
+            ttl,
             ..
         } => {
             let l = add_node(&node.inputs[0], ctx, b)?;
@@ -448,6 +457,8 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
                 right_layout: right_layout.clone(),
             };
             let scope = format!("{id}-Join");
+            backend.set_ttl(&scope, "left", Duration::from_millis(ttl[0].ms));
+            backend.set_ttl(&scope, "right", Duration::from_millis(ttl[1].ms));
             let subtasks = (0..node.parallelism)
                 .map(|_| match mini_batch {
                     Some(size) => MiniBatchJoinOperator::new(backend, &scope, spec.clone(), *size)

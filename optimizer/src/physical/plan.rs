@@ -1,5 +1,6 @@
 //! The physical plan tree.
 
+use super::rules::state_ttl::StateTtl;
 use crate::logical::{Schema, TableDef};
 use operators::agg::AggSpec;
 use operators::changelog::{ChangelogMode, SinkEncoding};
@@ -32,6 +33,8 @@ pub enum NodeKind {
         global: bool,
         /// The strategy and why, for EXPLAIN.
         strategy: String,
+        /// Idle state retention of all its state.
+        ttl: StateTtl,
     },
     /// Folds each bundle into one partial accumulator per key (stateless).
     LocalGroupAggregate {
@@ -54,6 +57,8 @@ pub enum NodeKind {
         mini_batch: Option<usize>,
         /// Why this join was not fused into a MultiJoin, when one was asked for.
         note: Option<String>,
+        /// Idle state retention of the left and right input.
+        ttl: [StateTtl; 2],
     },
     /// An INNER join that keeps no state and looks the other side up in
     /// the index-lookup store.
@@ -76,6 +81,8 @@ pub enum NodeKind {
         layouts: Vec<JoinStateLayout>,
         /// What asked for it (config key or hint).
         reason: String,
+        /// Idle state retention per input.
+        ttls: Vec<StateTtl>,
     },
 }
 

@@ -12,6 +12,7 @@
 //!   feeding it emits `[I,UA]` instead of `[I,UB,UA]`.
 
 use super::plan::{NodeKind, PhysicalNode, PhysicalPlan, SinkPlan};
+use super::rules::state_ttl::{self, StateTtl};
 use super::rules::{agg_strategy, multi_join, split_distinct};
 use crate::catalog_view::CatalogView;
 use crate::config::Config;
@@ -272,7 +273,7 @@ pub(crate) fn plan_node(
             group_by,
             aggs,
             schema,
-            ..
+            hints,
         } => {
             let child = plan_node(input, catalog, config)?;
             let specs: Vec<AggSpec> = aggs
@@ -293,8 +294,10 @@ pub(crate) fn plan_node(
                 })
                 .collect();
             let names: Vec<String> = aggs.iter().map(|a| a.name.clone()).collect();
+            let hinted = state_ttl::hinted(hints)?;
+            let ttl = state_ttl::ttl_for(state_ttl::input_alias(input).as_deref(), &hinted, config);
             if config.split_distinct_enabled() && split_distinct::applies(&specs) {
-                split_distinct::rewrite(child, group_by, &specs, &names, schema, config)
+                split_distinct::rewrite(child, group_by, &specs, &names, schema, config, ttl)
             } else {
                 aggregate(
                     child,
@@ -303,6 +306,7 @@ pub(crate) fn plan_node(
                     names,
                     schema.clone(),
                     config,
+                    ttl,
                 )
             }
         }
@@ -360,6 +364,7 @@ pub(crate) fn binary_join(
     schema: Schema,
     config: &Config,
     note: Option<String>,
+    ttl: [StateTtl; 2],
 ) -> PhysicalNode {
     let left_layout = layout_for(&l, &left_keys);
     let right_layout = layout_for(&r, &right_keys);
@@ -388,6 +393,7 @@ pub(crate) fn binary_join(
             right_layout,
             mini_batch,
             note,
+            ttl,
         },
         inputs: vec![l, r],
         schema,
@@ -406,6 +412,7 @@ pub(crate) fn aggregate(
     names: Vec<String>,
     schema: Schema,
     config: &Config,
+    ttl: StateTtl,
 ) -> PhysicalNode {
     let p = config.parallelism();
     let input_insert_only = child.is_insert_only();
@@ -458,6 +465,7 @@ pub(crate) fn aggregate(
             mini_batch: strategy.mini_batch,
             global: strategy.two_phase,
             strategy: strategy.reason,
+            ttl,
         },
         inputs: vec![input],
         schema,

@@ -5,3 +5,4 @@ pub mod agg_strategy;
 pub mod delta_join;
 pub mod multi_join;
 pub mod split_distinct;
+pub mod state_ttl;

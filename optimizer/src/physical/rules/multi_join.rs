@@ -38,6 +38,7 @@
 
 use super::super::plan::{NodeKind, PhysicalNode};
 use super::super::planner::{binary_join, layout_for, plan_node};
+use super::state_ttl;
 use crate::catalog_view::CatalogView;
 use crate::config::Config;
 use crate::error::Result;
@@ -57,6 +58,8 @@ struct ChainJoin {
     residual: Option<Expr>,
     /// Schema of the join's output (inputs `0..=i`).
     schema: Schema,
+    /// `STATE_TTL` entries of the join's hints.
+    ttl_hints: Vec<(String, u64)>,
 }
 
 fn flatten<'a>(
@@ -64,7 +67,7 @@ fn flatten<'a>(
     inputs: &mut Vec<&'a LogicalPlan>,
     joins: &mut Vec<ChainJoin>,
     hints: &mut Vec<String>,
-) {
+) -> Result<()> {
     match plan {
         LogicalPlan::Join {
             left,
@@ -76,7 +79,7 @@ fn flatten<'a>(
             schema,
             hints: h,
         } => {
-            flatten(left, inputs, joins, hints);
+            flatten(left, inputs, joins, hints)?;
             inputs.push(right);
             for hint in h
                 .iter()
@@ -95,10 +98,12 @@ fn flatten<'a>(
                 right_keys: right_keys.clone(),
                 residual: residual.clone(),
                 schema: schema.clone(),
+                ttl_hints: state_ttl::hinted(h)?,
             });
         }
         other => inputs.push(other),
     }
+    Ok(())
 }
 
 fn alias(plan: &LogicalPlan) -> Option<String> {
@@ -124,7 +129,7 @@ pub fn plan_join_chain(
     let mut inputs = Vec::new();
     let mut joins = Vec::new();
     let mut hinted = Vec::new();
-    flatten(plan, &mut inputs, &mut joins, &mut hinted);
+    flatten(plan, &mut inputs, &mut joins, &mut hinted)?;
     let n = inputs.len();
     let planned: Vec<PhysicalNode> = inputs
         .iter()
@@ -189,6 +194,9 @@ pub fn plan_join_chain(
                             .unwrap_or_else(|| unreachable!("input {i} planned once")),
                     );
                 }
+                // Member 0 is a table only when the group starts the chain.
+                let mut member_aliases = vec![if p == 1 { aliases[0].clone() } else { None }];
+                member_aliases.extend(aliases[p..=q].iter().cloned());
                 result = multi_join_node(
                     members,
                     &joins[p - 1..q],
@@ -198,6 +206,7 @@ pub fn plan_join_chain(
                     &joins[q - 1].schema,
                     config,
                     &reason,
+                    &member_aliases,
                 );
                 p = q + 1;
             }
@@ -217,6 +226,15 @@ pub fn plan_join_chain(
                     j.schema.clone(),
                     config,
                     note,
+                    [
+                        // The left input is a table only for the first join.
+                        state_ttl::ttl_for(
+                            if p == 1 { aliases[0].as_deref() } else { None },
+                            &j.ttl_hints,
+                            config,
+                        ),
+                        state_ttl::ttl_for(aliases[p].as_deref(), &j.ttl_hints, config),
+                    ],
                 );
                 p += 1;
             }
@@ -238,6 +256,7 @@ fn multi_join_node(
     schema: &Schema,
     config: &Config,
     reason: &str,
+    member_aliases: &[Option<String>],
 ) -> PhysicalNode {
     // Global column ranges of each member.
     let mut ranges = vec![(0, offsets[first])];
@@ -275,6 +294,19 @@ fn multi_join_node(
         .zip(&keys)
         .map(|(m, k)| layout_for(m, k))
         .collect();
+    // Every join's STATE_TTL hints apply to the MultiJoin's inputs.
+    let mut ttl_hints: Vec<(String, u64)> = Vec::new();
+    for j in joins {
+        for (k, ms) in &j.ttl_hints {
+            if !ttl_hints.iter().any(|(x, _)| x == k) {
+                ttl_hints.push((k.clone(), *ms));
+            }
+        }
+    }
+    let ttls = member_aliases
+        .iter()
+        .map(|a| state_ttl::ttl_for(a.as_deref(), &ttl_hints, config))
+        .collect();
     let all_inner = join_types.iter().all(|t| *t == JoinType::Inner);
     let changelog = if all_inner && members.iter().all(|m| m.is_insert_only()) {
         ChangelogMode::INSERT_ONLY
@@ -298,6 +330,7 @@ fn multi_join_node(
             conditions,
             layouts,
             reason: reason.to_string(),
+            ttls,
         },
         inputs: members,
         schema: schema.clone(),

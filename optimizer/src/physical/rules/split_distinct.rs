@@ -26,6 +26,7 @@
 
 use super::super::plan::{NodeKind, PhysicalNode};
 use super::super::planner::{aggregate, calc_over};
+use super::state_ttl::StateTtl;
 use crate::config::Config;
 use crate::logical::{Field, Schema};
 use operators::agg::{AggKind, AggSpec};
@@ -74,6 +75,7 @@ pub fn rewrite(
     names: &[String],
     schema: &Schema,
     config: &Config,
+    ttl: StateTtl,
 ) -> PhysicalNode {
     let buckets = config.split_bucket_num() as i64;
     let width = child.schema.len();
@@ -227,6 +229,7 @@ pub fn rewrite(
             fields: inner_fields.clone(),
         },
         config,
+        ttl.clone(),
     );
 
     // 3. Outer aggregate by the group key over the inner outputs.
@@ -279,6 +282,7 @@ pub fn rewrite(
             fields: outer_fields,
         },
         config,
+        ttl,
     );
 
     // 4. The original output: AVG divided, everything else as is.
