@@ -64,6 +64,7 @@ fn entries_list_every_key_in_canonical_text() {
         ("lab.source.batch-size", "1024"),
         ("lab.state.dir", ""),
         ("lab.clock", "processing"),
+        ("lab.delta-join.source-read-ahead", "1"),
     ];
     let expected: Vec<(String, String)> = expected
         .iter()
@@ -75,7 +76,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 17);
+    assert_eq!(keys.len(), 18);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(
