@@ -53,6 +53,9 @@ struct Bundle {
     entries: Vec<(Row, Vec<Change>)>,
 }
 
+/// How many records ahead the one-at-a-time loop prefetches state.
+const PREFETCH_AHEAD: usize = 12;
+
 pub struct GroupAggregateOperator {
     group_key: Vec<usize>,
     core: AggCore,
@@ -199,10 +202,18 @@ impl Operator for GroupAggregateOperator {
         out: &mut Vec<Change>,
     ) -> OpResult<()> {
         if self.bundle.is_none() {
-            for c in batch {
+            // Each record's state lookup is a cache miss; asking the state
+            // to prefetch the key PREFETCH_AHEAD records ahead overlaps them.
+            let mut ahead: Vec<Value> = Vec::with_capacity(self.group_key.len());
+            for (i, c) in batch.iter().enumerate() {
+                if let Some(next) = batch.get(i + PREFETCH_AHEAD) {
+                    ahead.clear();
+                    ahead.extend(self.group_key.iter().map(|&k| next.row[k].clone()));
+                    self.acc.prefetch(&ahead);
+                }
                 self.extract_key(&c.row);
                 let key = std::mem::take(&mut self.key_buf);
-                let r = self.apply_key(&key, std::slice::from_ref(&c), out);
+                let r = self.apply_key(&key, std::slice::from_ref(c), out);
                 self.key_buf = key;
                 r?;
             }

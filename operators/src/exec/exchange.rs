@@ -32,6 +32,10 @@ impl Exchange {
     /// Routes upstream partitions (in subtask order) to `parallelism`
     /// downstream partitions, preserving per-key order.
     pub fn route(&self, upstream: Vec<Vec<Change>>, parallelism: usize) -> Vec<Vec<Change>> {
+        if parallelism == 1 && upstream.len() == 1 {
+            // One partition to one: every exchange keeps it as it is.
+            return upstream;
+        }
         match self {
             Exchange::Forward if upstream.len() == parallelism => upstream,
             Exchange::Single => vec![upstream.into_iter().flatten().collect()],

@@ -227,7 +227,11 @@ impl Job {
     ) -> OpResult<()> {
         match target {
             Target::Sink => {
-                let batch: Vec<Change> = partitions.into_iter().flatten().collect();
+                let batch: Vec<Change> = if partitions.len() == 1 {
+                    partitions.into_iter().next().unwrap_or_default()
+                } else {
+                    partitions.into_iter().flatten().collect()
+                };
                 if !batch.is_empty() {
                     // Latency of a delivery: since the oldest batch that was
                     // waiting for it (one batch one record at a time; the

@@ -102,12 +102,12 @@ fn packed_eq(tag: u8, word: u64, v: &Value) -> bool {
     }
 }
 
-/// Clears `row` and keeps it as the spare row if it is the larger buffer.
+/// Keeps `row`'s buffer in `slot` if it is the larger one (its values are
+/// cleared when the buffer is next used).
 #[inline]
-fn recycle(spare: &mut Row, mut row: Row) {
-    if row.capacity() > spare.capacity() {
-        row.clear();
-        *spare = row;
+fn recycle(slot: &mut Option<Row>, row: Row) {
+    if slot.as_ref().map_or(0, Vec::capacity) < row.capacity() {
+        *slot = Some(row);
     }
 }
 
@@ -263,9 +263,11 @@ impl SlotTable {
         }
     }
 
-    /// Fetches the bucket a lookup of `hash` will most likely end at.
+    /// Starts fetching the bucket a lookup of `hash` will most likely end
+    /// at: the first one whose tag matches (or the empty one that ends the
+    /// probe).
     #[inline]
-    fn prefetch(&self, hash: u64) {
+    fn prefetch_bucket(&self, hash: u64) {
         if self.ctrl.is_empty() {
             return;
         }
@@ -301,7 +303,7 @@ impl SlotTable {
     }
 
     /// Adds an entry for a key known to be absent.
-    fn insert_new(&mut self, hash: u64, key: &[Value], value: Row, spare: &mut Row) {
+    fn insert_new(&mut self, hash: u64, key: &[Value], value: Row, spare: &mut Option<Row>) {
         if (self.len + 1) * 8 > self.ctrl.len() * 7 {
             self.grow();
         }
@@ -402,24 +404,40 @@ impl SlotTable {
         self.buckets[i] = EMPTY_BUCKET;
     }
 
-    /// Moves the row of bucket `i` out (decoded into `spare`'s buffer when
-    /// packed); the bucket must get a row back or be removed.
     #[inline]
-    fn take_value(&mut self, i: usize, spare: &mut Row) -> Row {
+    fn is_boxed(&self, i: usize) -> bool {
+        self.buckets[i].lens == BOXED
+    }
+
+    /// Appends the row of packed bucket `i` to `out`.
+    #[inline]
+    fn decode_value(&self, i: usize, out: &mut Row) {
         let b = &self.buckets[i];
-        if b.lens == BOXED {
-            return std::mem::take(&mut self.boxed[b.words[0] as usize].value);
+        out.extend(b.value_range().map(|j| unpack(b.tags[j], b.words[j])));
+    }
+
+    /// Stores the row in `slot` (which holds one) as the row of packed
+    /// bucket `i`; the row stays in `slot` when it packs.
+    #[inline]
+    fn store_value(&mut self, i: usize, slot: &mut Option<Row>) {
+        let b = &mut self.buckets[i];
+        if b.pack_value(slot.as_deref().unwrap_or_default()) {
+            return;
         }
-        let mut row = std::mem::take(spare);
-        row.clear();
-        row.extend(b.value_range().map(|j| unpack(b.tags[j], b.words[j])));
-        row
+        let key = b.decode_key();
+        self.buckets[i] = self.boxed_bucket(key, slot.take().unwrap_or_default());
+    }
+
+    /// The row of boxed bucket `i`, moved out; it must be put back or the
+    /// entry removed.
+    fn take_boxed_value(&mut self, i: usize) -> Row {
+        let idx = self.buckets[i].words[0] as usize;
+        std::mem::take(&mut self.boxed[idx].value)
     }
 
     /// Stores `value` as the row of bucket `i`; its buffer goes to `spare`
     /// when it packs.
-    #[inline]
-    fn set_value(&mut self, i: usize, value: Row, spare: &mut Row) {
+    fn set_value(&mut self, i: usize, value: Row, spare: &mut Option<Row>) {
         let b = &mut self.buckets[i];
         if b.lens == BOXED {
             self.boxed[b.words[0] as usize].value = value;
@@ -454,8 +472,9 @@ impl SlotTable {
 pub struct HeapValueState {
     name: String,
     table: SlotTable,
-    /// A cleared row buffer, reused to hand packed rows to `modify`.
-    spare: Row,
+    /// The slot a `modify` closure gets for a packed row: the row is
+    /// decoded into it and packed back from it, so its buffer never moves.
+    slot: Option<Row>,
     pub metrics: StateMetrics,
 }
 
@@ -464,7 +483,7 @@ impl HeapValueState {
         HeapValueState {
             name: name.to_string(),
             table: SlotTable::default(),
-            spare: Vec::new(),
+            slot: None,
             metrics: StateMetrics::default(),
         }
     }
@@ -482,11 +501,13 @@ impl HeapValueState {
     }
 
     /// Starts fetching the memory a later access of `key` touches, so that
-    /// an operator can overlap the cache misses of upcoming records (call
-    /// it a few records ahead). Not an access: counts nothing.
+    /// an operator can overlap the cache misses of upcoming records: call it
+    /// for each record some records ahead of processing it (8 to 16 is
+    /// good). Reads the key's control bytes, then prefetches the bucket its
+    /// lookup will end at. Not an access: counts nothing.
     #[inline]
     pub fn prefetch(&self, key: &[Value]) {
-        self.table.prefetch(hash_key(key));
+        self.table.prefetch_bucket(hash_key(key));
     }
 
     pub fn get(&mut self, key: &[Value]) -> StateResult<Option<Row>> {
@@ -504,12 +525,12 @@ impl HeapValueState {
         match self.table.find(hash, key) {
             Some(i) => {
                 self.metrics.logical_bytes += new_len - self.table.value_len(i) as i64;
-                self.table.set_value(i, value, &mut self.spare);
+                self.table.set_value(i, value, &mut self.slot);
             }
             None => {
                 self.metrics.entries += 1;
                 self.metrics.logical_bytes += row_len(key) as i64 + new_len;
-                self.table.insert_new(hash, key, value, &mut self.spare);
+                self.table.insert_new(hash, key, value, &mut self.slot);
             }
         }
         Ok(())
@@ -535,8 +556,29 @@ impl HeapValueState {
         let m = &mut self.metrics;
         let hash = hash_key(key);
         Ok(match self.table.find(hash, key) {
+            Some(i) if !self.table.is_boxed(i) => {
+                let row = self.slot.get_or_insert_with(Vec::new);
+                row.clear();
+                self.table.decode_value(i, row);
+                let old_len = row_len(row) as i64;
+                let r = f(&mut self.slot);
+                match &self.slot {
+                    Some(new) => {
+                        m.writes += 1;
+                        m.logical_bytes += row_len(new) as i64 - old_len;
+                        self.table.store_value(i, &mut self.slot);
+                    }
+                    None => {
+                        m.deletes += 1;
+                        m.entries -= 1;
+                        m.logical_bytes -= row_len(key) as i64 + old_len;
+                        self.table.remove_at(i);
+                    }
+                }
+                r
+            }
             Some(i) => {
-                let row = self.table.take_value(i, &mut self.spare);
+                let row = self.table.take_boxed_value(i);
                 let old_len = row_len(&row) as i64;
                 let mut slot = Some(row);
                 let r = f(&mut slot);
@@ -544,7 +586,7 @@ impl HeapValueState {
                     Some(new) => {
                         m.writes += 1;
                         m.logical_bytes += row_len(&new) as i64 - old_len;
-                        self.table.set_value(i, new, &mut self.spare);
+                        self.table.set_value(i, new, &mut self.slot);
                     }
                     None => {
                         m.deletes += 1;
@@ -562,7 +604,7 @@ impl HeapValueState {
                     m.writes += 1;
                     m.entries += 1;
                     m.logical_bytes += (row_len(key) + row_len(&new)) as i64;
-                    self.table.insert_new(hash, key, new, &mut self.spare);
+                    self.table.insert_new(hash, key, new, &mut self.slot);
                 }
                 r
             }
@@ -728,7 +770,7 @@ mod tests {
             ints(&[1, 2, 3, 4, 5, 6, 7]),
         ];
         let mut t = SlotTable::default();
-        let mut spare = Vec::new();
+        let mut spare = None;
         for k in &keys {
             t.insert_new(hash_key(k), k, ints(&[1]), &mut spare);
         }

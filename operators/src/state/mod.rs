@@ -315,6 +315,14 @@ impl ValueState {
             })),
         }
     }
+    /// Hints that `key` will be accessed soon: the heap backend starts
+    /// fetching its memory (call it some records ahead). Counts nothing.
+    #[inline]
+    pub fn prefetch(&self, key: &[Value]) {
+        if let ValueImpl::Heap(s) = &self.imp {
+            s.prefetch(key);
+        }
+    }
     pub fn metrics(&self) -> StateMetrics {
         dispatch!(&self.imp, s => s.metrics())
     }
