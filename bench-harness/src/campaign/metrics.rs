@@ -16,7 +16,7 @@
 //! | `state_writes` | accesses | state writes plus deletes |
 //! | `state_accesses` | accesses | `state_reads + state_writes` |
 //! | `records_shuffled` | records | records sent through hash exchanges, over all stages |
-//! | `hotspot_factor` | × | max over mean records in per subtask, the largest over stateful stages (1 = perfectly even) |
+//! | `hotspot_factor` | × | the busiest task slot's records in over the mean slot's (slot `i` runs subtask `i` of every stage at full parallelism; 1 = perfectly even) |
 //! | `latency_p50_ms` | ms | median ingestion-to-emission latency of the rows the sink received |
 //! | `latency_p99_ms` | ms | 99th percentile of the same |
 //! | `changelog_rows` | rows | rows the sink received, all kinds |
