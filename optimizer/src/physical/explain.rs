@@ -143,21 +143,7 @@ pub fn describe(node: &PhysicalNode) -> String {
             residual,
             ..
         } => {
-            let l = &node.inputs[0].schema;
-            let r = &node.inputs[1].schema;
-            let mut cond: Vec<String> = left_keys
-                .iter()
-                .zip(right_keys)
-                .map(|(a, b)| format!("=({}, {})", field_names(l, &[*a]), field_names(r, &[*b])))
-                .collect();
-            if let Some(res) = residual {
-                cond.push(expr_text(res, &node.schema));
-            }
-            let cond = if cond.len() == 1 {
-                cond.remove(0)
-            } else {
-                format!("AND({})", cond.join(", "))
-            };
+            let cond = join_condition(node, left_keys, right_keys, residual.as_ref());
             format!("DeltaJoin(joinType=[InnerJoin], where=[{cond}])")
         }
         NodeKind::MultiJoin {
@@ -221,21 +207,8 @@ pub fn describe(node: &PhysicalNode) -> String {
             right_layout,
             ..
         } => {
-            let l = &node.inputs[0].schema;
-            let r = &node.inputs[1].schema;
-            let mut cond: Vec<String> = left_keys
-                .iter()
-                .zip(right_keys)
-                .map(|(a, b)| format!("=({}, {})", field_names(l, &[*a]), field_names(r, &[*b])))
-                .collect();
-            if let Some(res) = residual {
-                cond.push(expr_text(res, &node.schema));
-            }
-            let cond = if cond.len() == 1 {
-                cond.remove(0)
-            } else {
-                format!("AND({})", cond.join(", "))
-            };
+            let (l, r) = (&node.inputs[0].schema, &node.inputs[1].schema);
+            let cond = join_condition(node, left_keys, right_keys, residual.as_ref());
             format!(
                 "Join(joinType=[{}], where=[{cond}], leftInputSpec=[{}], rightInputSpec=[{}])",
                 match join_type {
@@ -246,6 +219,29 @@ pub fn describe(node: &PhysicalNode) -> String {
                 layout_text(right_layout, r)
             )
         }
+    }
+}
+
+/// `=(a, b)` per key pair, and the residual, as Flink prints a join's `where`.
+fn join_condition(
+    node: &PhysicalNode,
+    left_keys: &[usize],
+    right_keys: &[usize],
+    residual: Option<&Expr>,
+) -> String {
+    let (l, r) = (&node.inputs[0].schema, &node.inputs[1].schema);
+    let mut cond: Vec<String> = left_keys
+        .iter()
+        .zip(right_keys)
+        .map(|(a, b)| format!("=({}, {})", field_names(l, &[*a]), field_names(r, &[*b])))
+        .collect();
+    if let Some(res) = residual {
+        cond.push(expr_text(res, &node.schema));
+    }
+    if cond.len() == 1 {
+        cond.remove(0)
+    } else {
+        format!("AND({})", cond.join(", "))
     }
 }
 
