@@ -22,7 +22,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use optimizer::session::{explain_script, run_script, RunError, RunOptions};
+use optimizer::session::{
+    compile_script, explain_script_in, run_script, write_plan, RunError, RunOptions,
+};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -39,6 +41,25 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Compiles the (single) INSERT of a script into a JSON plan whose state
+    /// TTLs can be edited (Flink's COMPILE PLAN).
+    CompilePlan {
+        script: PathBuf,
+        /// Where to write the plan.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+    /// Runs a compiled plan (Flink's EXECUTE PLAN) and prints the summary.
+    ExecutePlan {
+        plan: PathBuf,
+        /// Configuration for the run (backend, parallelism of execution, ...).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        #[arg(long)]
+        quiet: bool,
+    },
     /// Runs every INSERT of a Flink SQL script and prints a summary.
     Run {
         script: PathBuf,
@@ -171,8 +192,20 @@ fn run(
     result: Option<&Path>,
     quiet: bool,
 ) -> Result<(), Failure> {
-    let overrides = parse_sets(set)?;
     let sql = read_script(script)?;
+    run_sql(&sql, script, set, changelog, result, quiet)
+}
+
+/// Runs `sql` as if read from `script` (relative paths resolve beside it).
+fn run_sql(
+    sql: &str,
+    script: &Path,
+    set: &[String],
+    changelog: Option<&Path>,
+    result: Option<&Path>,
+    quiet: bool,
+) -> Result<(), Failure> {
+    let overrides = parse_sets(set)?;
     let base_dir = script.parent().map(Path::to_path_buf).unwrap_or_default();
     let bar = if quiet {
         ProgressBar::hidden()
@@ -191,7 +224,7 @@ fn run(
         }
     };
     let outcomes = run_script(
-        &sql,
+        sql,
         &base_dir,
         &overrides,
         RunOptions {
@@ -248,10 +281,34 @@ fn main() -> ExitCode {
         Command::Explain { script, set } => (|| {
             let overrides = parse_sets(set)?;
             let sql = read_script(script)?;
-            let text =
-                explain_script(&sql, &overrides).map_err(|e| Failure::input(e.to_string()))?;
+            let base = script.parent().map(Path::to_path_buf).unwrap_or_default();
+            let text = explain_script_in(&sql, &base, &overrides)
+                .map_err(|e| Failure::input(e.to_string()))?;
             print!("{text}");
             Ok(())
+        })(),
+        Command::CompilePlan {
+            script,
+            output,
+            set,
+        } => (|| {
+            let overrides = parse_sets(set)?;
+            let sql = read_script(script)?;
+            let plan =
+                compile_script(&sql, &overrides).map_err(|e| Failure::input(e.to_string()))?;
+            write_plan(&plan, output, false).map_err(|e| Failure::input(e.to_string()))?;
+            println!("plan written to {}", output.display());
+            Ok(())
+        })(),
+        Command::ExecutePlan { plan, set, quiet } => (|| {
+            let dir = plan.parent().map(Path::to_path_buf).unwrap_or_default();
+            let name = plan
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let sql = format!("EXECUTE PLAN '{}';", name.replace('\'', "''"));
+            let script_path = dir.join("(execute-plan)");
+            run_sql(&sql, &script_path, set, None, None, *quiet)
         })(),
         Command::Campaign {
             spec,

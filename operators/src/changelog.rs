@@ -112,7 +112,9 @@ impl fmt::Display for Change {
 }
 
 /// The set of row kinds a stream may carry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub struct ChangelogMode {
     pub insert: bool,
     pub update_before: bool,
@@ -184,7 +186,7 @@ impl fmt::Display for ChangelogMode {
 }
 
 /// How a sink encodes the changelog it receives.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SinkEncoding {
     /// Only `+I` allowed.
     AppendOnly,

@@ -8,7 +8,7 @@
 use crate::value::{Row, Value};
 use std::fmt;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum BinOp {
     Add,
     Sub,
@@ -48,7 +48,7 @@ impl BinOp {
 }
 
 /// A scalar expression whose column references are positions in the input row.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Expr {
     Column(usize),
     Literal(Value),

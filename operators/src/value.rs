@@ -50,7 +50,7 @@ impl fmt::Display for DataType {
 }
 
 /// One SQL scalar value.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub enum Value {
     #[default]
     Null,

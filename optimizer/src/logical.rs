@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// One column of a schema.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Field {
     pub name: String,
     /// The table name or alias the column came from, if any.
@@ -21,7 +21,7 @@ pub struct Field {
     pub nullable: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Schema {
     pub fields: Vec<Field>,
 }
@@ -95,7 +95,7 @@ pub struct AggCall {
 }
 
 /// A table of the catalog, as declared by `CREATE TABLE`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TableDef {
     pub name: String,
     pub schema: Schema,
@@ -195,4 +195,14 @@ pub enum Statement {
     Insert(InsertStatement),
     /// `EXPLAIN [CHANGELOG_MODE] INSERT ...`
     Explain(InsertStatement),
+    /// `COMPILE PLAN 'file' [IF NOT EXISTS] FOR INSERT ...`
+    CompilePlan {
+        path: String,
+        if_not_exists: bool,
+        insert: InsertStatement,
+    },
+    /// `EXECUTE PLAN 'file'`
+    ExecutePlan {
+        path: String,
+    },
 }

@@ -8,6 +8,7 @@ use crate::catalog_view::CatalogView;
 use crate::config::Config;
 use crate::error::PlanError;
 use crate::logical::{InsertStatement, Statement};
+use crate::physical::compiled_plan;
 use crate::physical::explain::explain;
 use crate::physical::job::{backend_for, build_job, ConnectorSources, SourceProvider};
 use crate::physical::{plan_insert, PhysicalPlan};
@@ -67,11 +68,28 @@ pub struct InsertOutcome {
     pub changelog: Vec<Change>,
 }
 
-/// The configuration in force for each statement of `script`.
+/// What one statement of a script asks for.
+#[derive(Clone, Debug)]
+pub enum Action {
+    Run(InsertStatement),
+    Explain(InsertStatement),
+    /// Write the plan of the INSERT to a file.
+    Compile {
+        path: String,
+        if_not_exists: bool,
+        insert: InsertStatement,
+    },
+    /// Run the plan in a file.
+    Execute {
+        path: String,
+    },
+}
+
+/// Each action of `script` with the configuration in force for it.
 pub fn configs_per_insert(
     script: &Script,
     overrides: &[(String, String)],
-) -> Result<Vec<(InsertStatement, Config, bool)>, PlanError> {
+) -> Result<Vec<(Action, Config)>, PlanError> {
     let mut base = Config::default();
     let mut out = Vec::new();
     let apply_overrides = |c: &Config| -> Result<Config, PlanError> {
@@ -84,22 +102,100 @@ pub fn configs_per_insert(
     // Overrides are checked even for a script without INSERT.
     apply_overrides(&base)?;
     for s in &script.statements {
-        match s {
-            Statement::Set { key, value } => base.set(key, value)?,
-            Statement::Insert(i) => out.push((i.clone(), apply_overrides(&base)?, false)),
-            Statement::Explain(i) => out.push((i.clone(), apply_overrides(&base)?, true)),
-            Statement::CreateTable(_) => {}
-        }
+        let action = match s {
+            Statement::Set { key, value } => {
+                base.set(key, value)?;
+                continue;
+            }
+            Statement::CreateTable(_) => continue,
+            Statement::Insert(i) => Action::Run(i.clone()),
+            Statement::Explain(i) => Action::Explain(i.clone()),
+            Statement::CompilePlan {
+                path,
+                if_not_exists,
+                insert,
+            } => Action::Compile {
+                path: path.clone(),
+                if_not_exists: *if_not_exists,
+                insert: insert.clone(),
+            },
+            Statement::ExecutePlan { path } => Action::Execute { path: path.clone() },
+        };
+        out.push((action, apply_overrides(&base)?));
     }
     Ok(out)
 }
 
+/// Reads and rebuilds a compiled plan.
+pub fn load_plan(path: &Path) -> Result<PhysicalPlan, PlanError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| PlanError::plan(format!("cannot read plan {}: {e}", path.display())))?;
+    compiled_plan::load(&text, &path.display().to_string())
+}
+
+/// Writes the compiled plan of `plan` to `path`; with `if_not_exists` an
+/// existing file is kept (and used by a later EXECUTE PLAN), as in Flink.
+pub fn write_plan(
+    plan: &PhysicalPlan,
+    path: &Path,
+    if_not_exists: bool,
+) -> Result<bool, PlanError> {
+    if path.exists() {
+        if if_not_exists {
+            return Ok(false);
+        }
+        return Err(PlanError::plan(format!(
+            "plan file {} already exists; write COMPILE PLAN '...' IF NOT EXISTS FOR ... to keep it",
+            path.display()
+        )));
+    }
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, compiled_plan::compile(plan))
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| PlanError::plan(format!("cannot write plan {}: {e}", path.display())))?;
+    Ok(true)
+}
+
+/// Plans the one INSERT of a script (for `lab compile-plan`).
+pub fn compile_script(
+    sql: &str,
+    overrides: &[(String, String)],
+) -> Result<PhysicalPlan, PlanError> {
+    let script = parse_script(sql)?;
+    let mut plans = Vec::new();
+    for (action, config) in configs_per_insert(&script, overrides)? {
+        if let Action::Run(i) | Action::Explain(i) | Action::Compile { insert: i, .. } = action {
+            plans.push(plan_insert(&i, &script.catalog, &config)?);
+        }
+    }
+    match plans.len() {
+        1 => Ok(plans.remove(0)),
+        n => Err(PlanError::plan(format!(
+            "compile-plan compiles a script with exactly one INSERT; this one has {n}"
+        ))),
+    }
+}
+
 /// Plans every INSERT of the script and returns EXPLAIN text for each.
 pub fn explain_script(sql: &str, overrides: &[(String, String)]) -> Result<String, PlanError> {
+    explain_script_in(sql, Path::new("."), overrides)
+}
+
+/// [`explain_script`] with plan files resolved against `base_dir`.
+pub fn explain_script_in(
+    sql: &str,
+    base_dir: &Path,
+    overrides: &[(String, String)],
+) -> Result<String, PlanError> {
     let script = parse_script(sql)?;
     let mut out = String::new();
-    for (insert, config, _) in configs_per_insert(&script, overrides)? {
-        let plan = plan_insert(&insert, &script.catalog, &config)?;
+    for (action, config) in configs_per_insert(&script, overrides)? {
+        let plan = match action {
+            Action::Run(i) | Action::Explain(i) | Action::Compile { insert: i, .. } => {
+                plan_insert(&i, &script.catalog, &config)?
+            }
+            Action::Execute { path } => load_plan(&base_dir.join(path))?,
+        };
         out.push_str(&explain(&plan));
     }
     Ok(out)
@@ -121,6 +217,7 @@ pub fn run_script(
         &script,
         &script.catalog,
         &sources,
+        base_dir,
         overrides,
         options,
         progress,
@@ -132,16 +229,27 @@ pub fn run_parsed(
     script: &Script,
     catalog: &dyn CatalogView,
     sources: &dyn SourceProvider,
+    base_dir: &Path,
     overrides: &[(String, String)],
     options: RunOptions,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
     let mut outcomes = Vec::new();
-    for (insert, config, explain_only) in configs_per_insert(script, overrides)? {
-        let plan = plan_insert(&insert, catalog, &config)?;
-        if explain_only {
-            continue;
-        }
+    for (action, config) in configs_per_insert(script, overrides)? {
+        let plan = match action {
+            Action::Explain(_) => continue,
+            Action::Compile {
+                path,
+                if_not_exists,
+                insert,
+            } => {
+                let plan = plan_insert(&insert, catalog, &config)?;
+                write_plan(&plan, &base_dir.join(path), if_not_exists)?;
+                continue;
+            }
+            Action::Run(insert) => plan_insert(&insert, catalog, &config)?,
+            Action::Execute { path } => load_plan(&base_dir.join(path))?,
+        };
         let backend = backend_for(&config)?;
         let mut job = build_job(
             &plan,
@@ -151,7 +259,7 @@ pub fn run_parsed(
             options.keep_changelog,
             options.materialize,
         )?;
-        let sink = insert.sink.clone();
+        let sink = plan.sink.table.name.clone();
         let report = job.run(&mut |n| progress(&sink, n)).map_err(|e| match e {
             operators::operator::OpError::Source(m) => RunError::Source(m),
             e => RunError::Execution(e.to_string()),

@@ -18,7 +18,7 @@
 use crate::value::{DataType, Value};
 use std::cmp::Ordering;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AggKind {
     CountStar,
     Count,
@@ -41,7 +41,7 @@ impl AggKind {
 }
 
 /// One aggregate call of a physical aggregate; columns refer to its input.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AggSpec {
     pub kind: AggKind,
     pub arg: Option<usize>,

@@ -18,7 +18,7 @@ use crate::operator::OpResult;
 use crate::state::{MapState, StateBackend, StateReport, ValueState};
 use crate::value::{Row, Value};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum JoinStateLayout {
     JoinKeyContainsUniqueKey,
     /// Positions of the unique key in the input row.

@@ -28,7 +28,7 @@ use crate::operator::{OpResult, Operator};
 use crate::state::{StateBackend, StateReport};
 use crate::value::{Row, Value};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum JoinType {
     Inner,
     Left,

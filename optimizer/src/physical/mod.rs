@@ -6,6 +6,7 @@
 //! [`planner`] chooses the nodes; [`job`] instantiates the operators
 //! (one per subtask) and wires the executor.
 
+pub mod compiled_plan;
 pub mod explain;
 pub mod job;
 pub mod plan;

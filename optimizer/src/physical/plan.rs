@@ -8,7 +8,7 @@ use operators::expr::Expr;
 use operators::join::regular_join::JoinType;
 use operators::join::JoinStateLayout;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum NodeKind {
     /// Reads a table; a Calc directly above it is fused into the read.
     Source {
@@ -33,7 +33,9 @@ pub enum NodeKind {
         global: bool,
         /// The strategy and why, for EXPLAIN.
         strategy: String,
-        /// Idle state retention of all its state.
+        /// Idle state retention of all its state (in a compiled plan: the
+        /// node's `state` entries).
+        #[serde(skip, default)]
         ttl: StateTtl,
     },
     /// Folds each bundle into one partial accumulator per key (stateless).
@@ -58,6 +60,7 @@ pub enum NodeKind {
         /// Why this join was not fused into a MultiJoin, when one was asked for.
         note: Option<String>,
         /// Idle state retention of the left and right input.
+        #[serde(skip, default)]
         ttl: [StateTtl; 2],
     },
     /// An INNER join that keeps no state and looks the other side up in
@@ -82,11 +85,12 @@ pub enum NodeKind {
         /// What asked for it (config key or hint).
         reason: String,
         /// Idle state retention per input.
+        #[serde(skip, default)]
         ttls: Vec<StateTtl>,
     },
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PhysicalNode {
     pub kind: NodeKind,
     pub inputs: Vec<PhysicalNode>,
@@ -104,13 +108,13 @@ impl PhysicalNode {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct SinkPlan {
     pub table: TableDef,
     pub encoding: SinkEncoding,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PhysicalPlan {
     pub root: PhysicalNode,
     pub sink: SinkPlan,

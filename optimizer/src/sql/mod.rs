@@ -122,6 +122,9 @@ fn bind_raw(
             value: value.clone(),
         }));
     }
+    if let Some(stmt) = plan_statement(catalog, raw)? {
+        return Ok(Some(stmt));
+    }
     let stmt = parse_one(raw)?;
     match &stmt {
         ast::Statement::CreateTable(ct) => {
@@ -165,5 +168,71 @@ fn bind_raw(
             "{} is not supported (the lab runs CREATE TABLE, SET, INSERT INTO and EXPLAIN)",
             script::statement_kind(other)
         ))),
+    }
+}
+
+/// `COMPILE PLAN 'file' [IF NOT EXISTS] FOR <insert>` and `EXECUTE PLAN
+/// 'file'`, which the parser does not know: read here, the INSERT handed on
+/// with its positions kept.
+fn plan_statement(
+    catalog: &Catalog,
+    raw: &script::RawStatement,
+) -> Result<Option<Statement>, PlanError> {
+    let text = &raw.text;
+    let start = text.len() - text.trim_start().len();
+    let upper = text.to_uppercase();
+    let rest_at = |i: usize| i + (upper[i..].len() - upper[i..].trim_start().len());
+    let (compile, mut i) = if upper[start..].starts_with("COMPILE PLAN") {
+        (true, rest_at(start + "COMPILE PLAN".len()))
+    } else if upper[start..].starts_with("EXECUTE PLAN") {
+        (false, rest_at(start + "EXECUTE PLAN".len()))
+    } else {
+        return Ok(None);
+    };
+    let err = |m: &str| PlanError::parse(m.to_string()).at(raw.line, raw.column);
+    if !text[i..].starts_with('\'') {
+        return Err(err("expected the plan file as a quoted string after PLAN"));
+    }
+    let end = text[i + 1..]
+        .find('\'')
+        .ok_or_else(|| err("unterminated plan file string"))?
+        + i
+        + 1;
+    let path = text[i + 1..end].to_string();
+    i = rest_at(end + 1);
+    if !compile {
+        if !text[i..].trim().is_empty() {
+            return Err(err("unexpected text after EXECUTE PLAN 'file'"));
+        }
+        return Ok(Some(Statement::ExecutePlan { path }));
+    }
+    let mut if_not_exists = false;
+    if upper[i..].starts_with("IF NOT EXISTS") {
+        if_not_exists = true;
+        i = rest_at(i + "IF NOT EXISTS".len());
+    }
+    if !upper[i..].starts_with("FOR") {
+        return Err(err(
+            "expected FOR INSERT INTO ... after COMPILE PLAN 'file'",
+        ));
+    }
+    i += "FOR".len();
+    // Blank out the prefix (keeping line breaks) so positions stay script positions.
+    let mut insert_text: String = text[..i]
+        .chars()
+        .map(|c| if c == '\n' { '\n' } else { ' ' })
+        .collect();
+    insert_text.push_str(&text[i..]);
+    let inner = script::RawStatement {
+        text: insert_text,
+        ..raw.clone()
+    };
+    match parse_one(&inner)? {
+        ast::Statement::Insert(insert) => Ok(Some(Statement::CompilePlan {
+            path,
+            if_not_exists,
+            insert: query::bind_insert(catalog, &insert)?,
+        })),
+        _ => Err(err("COMPILE PLAN compiles an INSERT INTO statement")),
     }
 }

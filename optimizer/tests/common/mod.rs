@@ -62,6 +62,7 @@ pub fn run_mem(
         &script,
         &script.catalog,
         sources,
+        Path::new("."),
         &overrides,
         options,
         &mut |_, _| {},

@@ -21,7 +21,7 @@ use crate::error::{PlanError, Result};
 use crate::logical::{Hint, LogicalPlan};
 
 /// One input's TTL and where it came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StateTtl {
     pub ms: u64,
     /// `config`, `hint` or `plan`.

@@ -1,0 +1,206 @@
+//! COMPILE PLAN / EXECUTE PLAN: the JSON plan, TTLs edited in it (the
+//! seed's orders / line-orders example), precedence config < hint < plan,
+//! round trips, and errors that point at the field.
+
+mod common;
+
+use common::MemSources;
+use operators::changelog::Change;
+use operators::value::Value;
+use optimizer::physical::compiled_plan;
+use optimizer::session::{
+    compile_script, explain_script_in, run_parsed, InsertOutcome, RunOptions,
+};
+use optimizer::sql::parse_script;
+use std::collections::HashMap;
+use std::path::Path;
+
+const DDL: &str = "
+CREATE TABLE orders (oid BIGINT, k INT) WITH ('connector' = 'filesystem', 'path' = 'o.csv', 'format' = 'csv');
+CREATE TABLE lineitem (lid BIGINT, k INT) WITH ('connector' = 'filesystem', 'path' = 'l.csv', 'format' = 'csv');
+CREATE TABLE out (oid BIGINT, lid BIGINT) WITH ('connector' = 'blackhole');
+SET 'table.exec.state.ttl' = '1 h';
+";
+const QUERY: &str = "INSERT INTO out SELECT /*+ STATE_TTL('o' = '2 s') */ o.oid, l.lid FROM orders o JOIN lineitem l ON o.k = l.k";
+
+fn run_in(dir: &Path, sql: &str, sources: &MemSources) -> Vec<InsertOutcome> {
+    let script = parse_script(sql).unwrap();
+    let o = vec![
+        ("lab.clock".to_string(), "deterministic".to_string()),
+        ("lab.source.batch-size".to_string(), "1".to_string()),
+    ];
+    run_parsed(
+        &script,
+        &script.catalog,
+        sources,
+        dir,
+        &o,
+        RunOptions::keep_all(),
+        &mut |_, _| {},
+    )
+    .unwrap()
+}
+
+fn edit_ttls(path: &Path, left: &str, right: &str) {
+    let mut plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for node in plan["nodes"].as_array_mut().unwrap() {
+        if node["type"] == "stream-exec-join_1" {
+            node["state"][0]["ttl"] = left.into();
+            node["state"][1]["ttl"] = right.into();
+        }
+    }
+    std::fs::write(path, serde_json::to_string_pretty(&plan).unwrap()).unwrap();
+}
+
+fn pairs(out: &[InsertOutcome]) -> Vec<(i64, i64)> {
+    out[0]
+        .changelog
+        .iter()
+        .map(|c| (c.row[0].as_int().unwrap(), c.row[1].as_int().unwrap()))
+        .collect()
+}
+
+#[test]
+fn ttls_edited_in_the_plan_expire_each_side_on_its_own_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    // One record per millisecond, sources round-robin: o1(k7) t1, l100(k7)
+    // t2, o2(k8) t3, l101(k8) t4, o3(k7) t5, then lines only: l102(k7) t6,
+    // l103(k8) t7, l104(k7) t8, l105(k8) t9, l106(k7) t10, ...
+    let orders = vec![
+        Change::insert(vec![Value::Int(1), Value::Int(7)]),
+        Change::insert(vec![Value::Int(2), Value::Int(8)]),
+        Change::insert(vec![Value::Int(3), Value::Int(7)]),
+    ];
+    let lines: Vec<Change> = (0..10)
+        .map(|i| Change::insert(vec![Value::Int(100 + i), Value::Int(7 + (i % 2))]))
+        .collect();
+    let sources = MemSources(HashMap::from([
+        ("orders".to_string(), orders),
+        ("lineitem".to_string(), lines),
+    ]));
+    let compile = format!("{DDL}COMPILE PLAN 'plan.json' FOR {QUERY};");
+    assert!(
+        run_in(dir.path(), &compile, &sources).is_empty(),
+        "COMPILE PLAN only compiles"
+    );
+    let plan = dir.path().join("plan.json");
+    // The seed's edit (left 3000 ms, right 9000 ms), scaled to this input.
+    edit_ttls(&plan, "5 ms", "9 ms");
+    let execute = format!("{DDL}EXECUTE PLAN 'plan.json';");
+    // Orders live 5 ms: o1 joins until t6, o2 until t8, o3 until t10;
+    // lines live 9 ms, so o3 still finds l100.
+    assert_eq!(
+        pairs(&run_in(dir.path(), &execute, &sources)),
+        vec![(1, 100), (2, 101), (3, 100), (3, 102), (2, 103), (3, 104)]
+    );
+    let text = explain_script_in(&execute, dir.path(), &[]).unwrap();
+    assert!(
+        text.contains("stateTtl=[left=5 ms (plan), right=9 ms (plan)]"),
+        "{text}"
+    );
+    // Lines that live 2 ms are gone when o3 arrives at t5.
+    edit_ttls(&plan, "5 ms", "2 ms");
+    assert_eq!(
+        pairs(&run_in(dir.path(), &execute, &sources)),
+        vec![(1, 100), (2, 101), (3, 102), (2, 103), (3, 104)]
+    );
+}
+
+#[test]
+fn precedence_is_config_then_hint_then_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let compiled = compile_script(&format!("{DDL}{QUERY};"), &[]).unwrap();
+    let path = dir.path().join("p.json");
+    std::fs::write(&path, compiled_plan::compile(&compiled)).unwrap();
+    let text = explain_script_in(&format!("{DDL}EXECUTE PLAN 'p.json';"), dir.path(), &[]).unwrap();
+    // Hint for o, config for l; a loaded plan names the plan as origin.
+    assert!(
+        text.contains("stateTtl=[left=2000 ms (plan), right=3600000 ms (plan)]"),
+        "{text}"
+    );
+    let direct = explain_script_in(&format!("{DDL}{QUERY};"), dir.path(), &[]).unwrap();
+    assert!(
+        direct.contains("stateTtl=[left=2000 ms (hint), right=3600000 ms (config)]"),
+        "{direct}"
+    );
+    edit_ttls(&path, "7 s", "8 s");
+    let text = explain_script_in(&format!("{DDL}EXECUTE PLAN 'p.json';"), dir.path(), &[]).unwrap();
+    assert!(
+        text.contains("stateTtl=[left=7000 ms (plan), right=8000 ms (plan)]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn compile_execute_compile_round_trips() {
+    let sql = format!(
+        "{DDL}SET 'table.exec.mini-batch.enabled' = 'true';
+SET 'table.exec.mini-batch.allow-latency' = '1 s';
+SET 'table.exec.mini-batch.size' = '100';
+SET 'parallelism.default' = '2';
+INSERT INTO out SELECT o.oid, COUNT(*) FROM orders o JOIN lineitem l ON o.k = l.k GROUP BY o.oid;"
+    );
+    let first = compiled_plan::compile(&compile_script(&sql, &[]).unwrap());
+    let again = compiled_plan::compile(&compiled_plan::load(&first, "p.json").unwrap());
+    assert_eq!(first, again);
+}
+
+#[test]
+fn if_not_exists_keeps_the_file_and_a_second_compile_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let sources = MemSources(HashMap::from([
+        ("orders".to_string(), vec![]),
+        ("lineitem".to_string(), vec![]),
+    ]));
+    run_in(
+        dir.path(),
+        &format!("{DDL}COMPILE PLAN 'p.json' FOR {QUERY};"),
+        &sources,
+    );
+    let before = std::fs::read_to_string(dir.path().join("p.json")).unwrap();
+    run_in(dir.path(), &format!("{DDL}COMPILE PLAN 'p.json' IF NOT EXISTS FOR INSERT INTO out SELECT o.oid, o.oid FROM orders o;"), &sources);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("p.json")).unwrap(),
+        before
+    );
+    let script = parse_script(&format!("{DDL}COMPILE PLAN 'p.json' FOR {QUERY};")).unwrap();
+    let err = run_parsed(
+        &script,
+        &script.catalog,
+        &sources,
+        dir.path(),
+        &[],
+        RunOptions::default(),
+        &mut |_, _| {},
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(err.contains("already exists"), "{err}");
+}
+
+#[test]
+fn bad_plans_point_at_the_field() {
+    let good = compiled_plan::compile(&compile_script(&format!("{DDL}{QUERY};"), &[]).unwrap());
+    let err = compiled_plan::load("{\n  \"nodes\": [,]\n}", "p.json")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("p.json: line 2"), "{err}");
+    let unknown = good.replacen("stream-exec-join_1", "stream-exec-window-join_1", 1);
+    let err = compiled_plan::load(&unknown, "p.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("nodes[2].type: unknown node type 'stream-exec-window-join_1'"),
+        "{err}"
+    );
+    let no_unit = good.replacen("\"ttl\": \"2000 ms\"", "\"ttl\": \"2000\"", 1);
+    let err = compiled_plan::load(&no_unit, "p.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("nodes[2].state[0].ttl: '2000' has no unit"),
+        "{err}"
+    );
+}
