@@ -300,7 +300,7 @@ fn main() -> ExitCode {
             println!("plan written to {}", output.display());
             Ok(())
         })(),
-        Command::ExecutePlan { plan, set, quiet } => (|| {
+        Command::ExecutePlan { plan, set, quiet } => {
             let dir = plan.parent().map(Path::to_path_buf).unwrap_or_default();
             let name = plan
                 .file_name()
@@ -309,7 +309,7 @@ fn main() -> ExitCode {
             let sql = format!("EXECUTE PLAN '{}';", name.replace('\'', "''"));
             let script_path = dir.join("(execute-plan)");
             run_sql(&sql, &script_path, set, None, None, *quiet)
-        })(),
+        }
         Command::Campaign {
             spec,
             quick,

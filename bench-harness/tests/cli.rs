@@ -251,3 +251,43 @@ fn bucket_number_zero_is_refused() {
     assert_input_error(&o, "table.optimizer.distinct-agg.split.bucket-num");
     assert_input_error(&o, ">= 1");
 }
+
+#[test]
+fn compile_plan_then_execute_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = format!("{SRC}INSERT INTO out SELECT k, COUNT(*) FROM t GROUP BY k;");
+    std::fs::write(dir.path().join("t.sql"), sql).unwrap();
+    std::fs::write(dir.path().join("data.csv"), "1,2\n1,3\n2,4\n").unwrap();
+    let plan = dir.path().join("plan.json");
+    let o = run(lab()
+        .arg("compile-plan")
+        .arg(dir.path().join("t.sql"))
+        .arg("-o")
+        .arg(&plan));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let json = std::fs::read_to_string(&plan).unwrap();
+    assert!(
+        json.contains("\"type\": \"stream-exec-group-aggregate_1\"")
+            && json.contains("\"ttl\": \"0 ms\"")
+    );
+    // The plan reads data.csv relative to the script's folder, recorded in
+    // the table options; execute it from the same folder.
+    let o = run(lab()
+        .current_dir(dir.path())
+        .arg("execute-plan")
+        .arg("plan.json")
+        .arg("--quiet"));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout
+            .contains("changelog rows    4 (+I 2, -U 1, +U 1, -D 0)"),
+        "{}",
+        o.stdout
+    );
+    std::fs::write(&plan, json.replace("\"ttl\": \"0 ms\"", "\"ttl\": \"0\"")).unwrap();
+    let o = run(lab()
+        .current_dir(dir.path())
+        .arg("execute-plan")
+        .arg("plan.json"));
+    assert_input_error(&o, "state[0].ttl: '0' has no unit");
+}
