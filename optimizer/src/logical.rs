@@ -201,8 +201,9 @@ pub enum Statement {
         if_not_exists: bool,
         insert: InsertStatement,
     },
-    /// `EXECUTE PLAN 'file'`
+    /// `EXECUTE PLAN [IF EXISTS] 'file'`
     ExecutePlan {
         path: String,
+        if_exists: bool,
     },
 }

@@ -79,9 +79,10 @@ pub enum Action {
         if_not_exists: bool,
         insert: InsertStatement,
     },
-    /// Run the plan in a file.
+    /// Run the plan in a file (skipped if missing and `if_exists`).
     Execute {
         path: String,
+        if_exists: bool,
     },
 }
 
@@ -119,7 +120,10 @@ pub fn configs_per_insert(
                 if_not_exists: *if_not_exists,
                 insert: insert.clone(),
             },
-            Statement::ExecutePlan { path } => Action::Execute { path: path.clone() },
+            Statement::ExecutePlan { path, if_exists } => Action::Execute {
+                path: path.clone(),
+                if_exists: *if_exists,
+            },
         };
         out.push((action, apply_overrides(&base)?));
     }
@@ -194,7 +198,13 @@ pub fn explain_script_in(
             Action::Run(i) | Action::Explain(i) | Action::Compile { insert: i, .. } => {
                 plan_insert(&i, &script.catalog, &config)?
             }
-            Action::Execute { path } => load_plan(&base_dir.join(path))?,
+            Action::Execute { path, if_exists } => {
+                let p = base_dir.join(path);
+                if if_exists && !p.exists() {
+                    continue;
+                }
+                load_plan(&p)?
+            }
         };
         out.push_str(&explain(&plan));
     }
@@ -248,7 +258,13 @@ pub fn run_parsed(
                 continue;
             }
             Action::Run(insert) => plan_insert(&insert, catalog, &config)?,
-            Action::Execute { path } => load_plan(&base_dir.join(path))?,
+            Action::Execute { path, if_exists } => {
+                let p = base_dir.join(path);
+                if if_exists && !p.exists() {
+                    continue;
+                }
+                load_plan(&p)?
+            }
         };
         let backend = backend_for(&config)?;
         let mut job = build_job(

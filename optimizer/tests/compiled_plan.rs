@@ -204,3 +204,32 @@ fn bad_plans_point_at_the_field() {
         "{err}"
     );
 }
+
+#[test]
+fn execute_plan_if_exists_skips_a_missing_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let sources = MemSources(HashMap::new());
+    assert!(run_in(
+        dir.path(),
+        &format!("{DDL}EXECUTE PLAN IF EXISTS 'missing.json';"),
+        &sources
+    )
+    .is_empty());
+    let script = parse_script(&format!("{DDL}EXECUTE PLAN 'missing.json';")).unwrap();
+    let err = run_parsed(
+        &script,
+        &script.catalog,
+        &sources,
+        dir.path(),
+        &[],
+        RunOptions::default(),
+        &mut |_, _| {},
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        err.contains("cannot read plan") && err.contains("missing.json"),
+        "{err}"
+    );
+}

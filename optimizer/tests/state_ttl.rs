@@ -153,3 +153,47 @@ fn precedence_is_config_then_hint() {
     let err = explain_script(&bad, &[]).unwrap_err().to_string();
     assert!(err.contains("STATE_TTL('o' = 'soon')"), "{err}");
 }
+
+/// Orders keep arriving and go idle after a few lines (the `orders`
+/// workload): with a TTL the aggregate's state stays bounded, without it
+/// the state grows with every order.
+#[test]
+fn state_stays_bounded_with_ttl_and_grows_without_it() {
+    let sql = |rows: usize| {
+        format!(
+            "CREATE TABLE orders (order_id BIGINT, customer_id BIGINT, amount BIGINT) WITH (
+               'connector' = 'orders', 'number-of-rows' = '{rows}', 'lines-per-order' = '4', 'max-lag' = '50', 'seed' = '1');
+             CREATE TABLE revenue (order_id BIGINT, revenue BIGINT, PRIMARY KEY (order_id) NOT ENFORCED) WITH ('connector' = 'blackhole');
+             INSERT INTO revenue SELECT order_id, SUM(amount) FROM orders GROUP BY order_id;"
+        )
+    };
+    let entries = |rows: usize, ttl: &str| -> i64 {
+        let o: Vec<(String, String)> = vec![
+            ("lab.clock".into(), "deterministic".into()),
+            ("table.exec.state.ttl".into(), ttl.into()),
+        ];
+        let out = optimizer::session::run_script(
+            &sql(rows),
+            std::path::Path::new("."),
+            &o,
+            RunOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        out[0].report.state_entries()
+    };
+    let (small, large) = (10_000, 40_000);
+    let (without_s, without_l) = (entries(small, "0 ms"), entries(large, "0 ms"));
+    let (with_s, with_l) = (entries(small, "200 ms"), entries(large, "200 ms"));
+    assert!(
+        without_l > 3 * without_s,
+        "grows without TTL: {without_s} -> {without_l}"
+    );
+    // With a TTL only the orders of the last ~200 records are live, however
+    // long the run.
+    assert!(
+        with_s < 500 && with_l < 500,
+        "bounded with TTL: {with_s} -> {with_l}"
+    );
+    assert!(with_l < without_l / 20);
+}

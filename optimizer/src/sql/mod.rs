@@ -190,6 +190,12 @@ fn plan_statement(
         return Ok(None);
     };
     let err = |m: &str| PlanError::parse(m.to_string()).at(raw.line, raw.column);
+    // `EXECUTE PLAN IF EXISTS 'file'`: nothing to run when the file is missing.
+    let mut if_exists = false;
+    if !compile && upper[i..].starts_with("IF EXISTS") {
+        if_exists = true;
+        i = rest_at(i + "IF EXISTS".len());
+    }
     if !text[i..].starts_with('\'') {
         return Err(err("expected the plan file as a quoted string after PLAN"));
     }
@@ -204,7 +210,7 @@ fn plan_statement(
         if !text[i..].trim().is_empty() {
             return Err(err("unexpected text after EXECUTE PLAN 'file'"));
         }
-        return Ok(Some(Statement::ExecutePlan { path }));
+        return Ok(Some(Statement::ExecutePlan { path, if_exists }));
     }
     let mut if_not_exists = false;
     if upper[i..].starts_with("IF NOT EXISTS") {
