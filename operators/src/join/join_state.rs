@@ -43,6 +43,7 @@ enum Store {
 
 /// A row of this side that matched, with how often it is stored and its
 /// associations (outer side only).
+#[derive(Clone, Debug)]
 pub struct Stored {
     pub row: Row,
     pub count: i64,

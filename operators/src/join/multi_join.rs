@@ -115,11 +115,13 @@
 //!    inputs after `j` with the same walk.
 //! 3. Add `r` to or retract it from `in_j`'s state; emit.
 //!
-//! Cost: counter `rows_visited` is the number of stored entries visited by
-//! these scans (a `NoUniqueKey` entry counts once whatever its count). It
-//! grows with the product of the rows per key over the inputs, which is
-//! where MultiJoin loses to a chain of binary joins; the state counters of
-//! the `input<i>` handles show the matching reads.
+//! Cost: each input's rows for the key are read from state at most once per
+//! record and then filtered in memory for every partial result. Counter
+//! `rows_visited` is the number of stored entries read (a `NoUniqueKey`
+//! entry counts once whatever its count); it grows with the rows per key of
+//! every input, and the in-memory walk with their product, which is where
+//! MultiJoin loses to a chain of binary joins. The state counters of the
+//! `input<i>` handles show the matching reads.
 
 use super::join_state::{JoinSideState, JoinStateLayout, Stored};
 use super::regular_join::JoinType;
@@ -330,6 +332,7 @@ impl MultiJoinOperator {
             sides: &mut self.sides,
             key: &key,
             visited: &mut self.rows_visited,
+            cache: vec![None; n],
         };
         let mut prefixes = Vec::new();
         if j == 0 {
@@ -406,12 +409,17 @@ fn push_changes(target: &mut Vec<Change>, kind: RowKind, found: &mut Vec<(Row, i
     }
 }
 
-/// The join walk over the inputs' state for one key.
+/// The join walk over the inputs' state for one key. Each input's rows
+/// for the key are read from state once per record and then filtered in
+/// memory for every partial result, so a walk costs one state scan per
+/// input instead of one per partial result (which on RocksDB is a seek).
 struct Walk<'a> {
     spec: &'a MultiJoinSpec,
     sides: &'a mut [JoinSideState],
     key: &'a [Value],
     visited: &'a mut u64,
+    /// Per input: its rows under `key`, once read.
+    cache: Vec<Option<Vec<Stored>>>,
 }
 
 impl Walk<'_> {
@@ -449,23 +457,30 @@ impl Walk<'_> {
     }
 
     /// The stored rows of input `depth` under the key that match the
-    /// partial result `buf` (inputs `0..depth`): one state scan.
+    /// partial result `buf` (inputs `0..depth`).
     fn scan(&mut self, depth: usize, buf: &mut Row) -> OpResult<Vec<Stored>> {
-        let condition = self.spec.conditions[depth].as_ref();
-        let visited = &mut *self.visited;
+        if self.cache[depth].is_none() {
+            let visited = &mut *self.visited;
+            let all = self.sides[depth].matches(self.key, |_| {
+                *visited += 1;
+                true
+            })?;
+            self.cache[depth] = Some(all);
+        }
+        let rows = self.cache[depth].as_ref().expect("just filled");
+        let Some(cond) = self.spec.conditions[depth].as_ref() else {
+            return Ok(rows.clone());
+        };
         let len = buf.len();
-        self.sides[depth].matches(self.key, |s| {
-            *visited += 1;
-            match condition {
-                None => true,
-                Some(cond) => {
-                    buf.extend_from_slice(s);
-                    let keep = cond.is_true(buf);
-                    buf.truncate(len);
-                    keep
-                }
+        let mut kept = Vec::new();
+        for s in rows {
+            buf.extend_from_slice(&s.row);
+            if cond.is_true(buf) {
+                kept.push(s.clone());
             }
-        })
+            buf.truncate(len);
+        }
+        Ok(kept)
     }
 }
 
