@@ -10,12 +10,13 @@
 
 use super::plan::{NodeKind, PhysicalNode, PhysicalPlan};
 use crate::logical::Schema;
+use operators::exec::Exchange;
 use operators::expr::Expr;
 use operators::join::regular_join::JoinType;
 use operators::join::JoinStateLayout;
 use std::fmt::Write;
 
-fn field_names(schema: &Schema, cols: &[usize]) -> String {
+pub(crate) fn field_names(schema: &Schema, cols: &[usize]) -> String {
     cols.iter()
         .map(|&i| {
             schema
@@ -358,43 +359,11 @@ fn exchange_line(
     child_index: usize,
     child: &PhysicalNode,
 ) -> Option<String> {
-    let dist = match &parent.kind {
-        NodeKind::GroupAggregate { group_by, .. } => {
-            if group_by.is_empty() {
-                "single".to_string()
-            } else {
-                format!("hash[{}]", field_names(&child.schema, group_by))
-            }
-        }
-        NodeKind::Join {
-            left_keys,
-            right_keys,
-            ..
-        } => {
-            let k = if child_index == 0 {
-                left_keys
-            } else {
-                right_keys
-            };
-            format!("hash[{}]", field_names(&child.schema, k))
-        }
-        NodeKind::DeltaJoin {
-            left_keys,
-            right_keys,
-            ..
-        } => {
-            let k = if child_index == 0 {
-                left_keys
-            } else {
-                right_keys
-            };
-            format!("hash[{}]", field_names(&child.schema, k))
-        }
-        NodeKind::MultiJoin { keys, .. } => {
-            let k = &keys[child_index];
-            format!("hash[{}]", field_names(&child.schema, k))
-        }
-        _ => return None,
+    // Flink prints the keyed exchanges; forward and rebalance are chained.
+    let dist = match parent.input_exchange(child_index) {
+        Exchange::Single => "single".to_string(),
+        Exchange::Hash(k) => format!("hash[{}]", field_names(&child.schema, &k)),
+        Exchange::Forward | Exchange::Rebalance => return None,
     };
     Some(format!(
         "Exchange(distribution=[{dist}], changelogMode={})",

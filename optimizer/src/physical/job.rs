@@ -160,29 +160,6 @@ fn connect(b: &mut JobBuilder, from: Out, target: Target, exchange: Exchange) {
     }
 }
 
-fn parallelism_of(n: &PhysicalNode) -> usize {
-    n.parallelism
-}
-
-/// The exchange into a stateless stage whose subtasks close bundles on
-/// their own (a local aggregate): every version of one input row must reach
-/// the same subtask, or a retraction could overtake its row. A stage of the
-/// same parallelism is forwarded; an insert-only single reader is cut into
-/// chunks; an updating single reader is hashed on its unique key (or, with
-/// none, on the group key, which keeps the order but not the spread).
-fn order_preserving(child: &PhysicalNode, parallelism: usize, group_by: &[usize]) -> Exchange {
-    if parallelism_of(child) == parallelism {
-        Exchange::Forward
-    } else if child.is_insert_only() {
-        Exchange::Rebalance
-    } else {
-        match &child.unique_key {
-            Some(k) if !k.is_empty() => Exchange::Hash(k.clone()),
-            _ => Exchange::Hash(group_by.to_vec()),
-        }
-    }
-}
-
 /// What building a job needs besides the builder.
 struct BuildContext<'a> {
     sources: &'a dyn SourceProvider,
@@ -228,12 +205,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
                 })
                 .collect();
             let s = b.add_stage(describe(node), subtasks);
-            let ex = if parallelism_of(child) == node.parallelism {
-                Exchange::Forward
-            } else {
-                Exchange::Rebalance
-            };
-            connect(b, up, Target::Stage(s, 0), ex);
+            connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
             Ok(Out::Stage(s))
         }
         NodeKind::GroupAggregate {
@@ -271,12 +243,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(err)?;
             let s = b.add_stage(describe(node), subtasks);
-            let ex = if group_by.is_empty() {
-                Exchange::Single
-            } else {
-                Exchange::Hash(group_by.clone())
-            };
-            connect(b, up, Target::Stage(s, 0), ex);
+            connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
             Ok(Out::Stage(s))
         }
         NodeKind::LocalGroupAggregate {
@@ -295,12 +262,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(err)?;
             let s = b.add_stage(describe(node), subtasks);
-            connect(
-                b,
-                up,
-                Target::Stage(s, 0),
-                order_preserving(child, node.parallelism, group_by),
-            );
+            connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
             Ok(Out::Stage(s))
         }
         NodeKind::MultiJoin {
@@ -335,7 +297,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
                 .map_err(err)?;
             let s = b.add_stage(describe(node), subtasks);
             for (i, up) in ups.into_iter().enumerate() {
-                connect(b, up, Target::Stage(s, i), Exchange::Hash(keys[i].clone()));
+                connect(b, up, Target::Stage(s, i), node.input_exchange(i));
             }
             Ok(Out::Stage(s))
         }
@@ -404,18 +366,8 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(err)?;
             let s = b.add_stage(describe(node), subtasks);
-            connect(
-                b,
-                ups[0],
-                Target::Stage(s, 0),
-                Exchange::Hash(left_keys.clone()),
-            );
-            connect(
-                b,
-                ups[1],
-                Target::Stage(s, 1),
-                Exchange::Hash(right_keys.clone()),
-            );
+            connect(b, ups[0], Target::Stage(s, 0), node.input_exchange(0));
+            connect(b, ups[1], Target::Stage(s, 1), node.input_exchange(1));
             Ok(Out::Stage(s))
         }
         NodeKind::Expand { projections } => {
@@ -425,12 +377,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
                 .map(|_| Box::new(ExpandOperator::new(projections.clone())) as Box<dyn Operator>)
                 .collect();
             let s = b.add_stage(describe(node), subtasks);
-            let ex = if parallelism_of(child) == node.parallelism {
-                Exchange::Forward
-            } else {
-                Exchange::Rebalance
-            };
-            connect(b, up, Target::Stage(s, 0), ex);
+            connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
             Ok(Out::Stage(s))
         }
         NodeKind::Join {
@@ -469,13 +416,8 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(err)?;
             let s = b.add_stage(describe(node), subtasks);
-            connect(b, l, Target::Stage(s, 0), Exchange::Hash(left_keys.clone()));
-            connect(
-                b,
-                r,
-                Target::Stage(s, 1),
-                Exchange::Hash(right_keys.clone()),
-            );
+            connect(b, l, Target::Stage(s, 0), node.input_exchange(0));
+            connect(b, r, Target::Stage(s, 1), node.input_exchange(1));
             Ok(Out::Stage(s))
         }
     }

@@ -148,3 +148,59 @@ impl PhysicalNode {
         }
     }
 }
+
+impl PhysicalNode {
+    /// How records reach input `i` of this node: the one place the exchange
+    /// is decided, for the job builder and EXPLAIN alike.
+    ///
+    /// Stateless stages take a forward exchange at equal parallelism and
+    /// contiguous chunks otherwise; keyed operators hash on their key. A
+    /// local aggregate closes bundles per subtask, so every version of one
+    /// input row must reach the same subtask (or a retraction could overtake
+    /// its row): an updating single reader is hashed on its unique key (or,
+    /// with none, on the group key, which keeps the order but not the
+    /// spread).
+    pub fn input_exchange(&self, i: usize) -> operators::exec::Exchange {
+        use operators::exec::Exchange;
+        let child = &self.inputs[i];
+        let same_parallelism = child.parallelism == self.parallelism;
+        match &self.kind {
+            NodeKind::GroupAggregate { group_by, .. } if group_by.is_empty() => Exchange::Single,
+            NodeKind::GroupAggregate { group_by, .. } => Exchange::Hash(group_by.clone()),
+            NodeKind::LocalGroupAggregate { group_by, .. } => {
+                if same_parallelism {
+                    Exchange::Forward
+                } else if child.is_insert_only() {
+                    Exchange::Rebalance
+                } else {
+                    match &child.unique_key {
+                        Some(k) if !k.is_empty() => Exchange::Hash(k.clone()),
+                        _ => Exchange::Hash(group_by.clone()),
+                    }
+                }
+            }
+            NodeKind::Join {
+                left_keys,
+                right_keys,
+                ..
+            }
+            | NodeKind::DeltaJoin {
+                left_keys,
+                right_keys,
+                ..
+            } => Exchange::Hash(if i == 0 {
+                left_keys.clone()
+            } else {
+                right_keys.clone()
+            }),
+            NodeKind::MultiJoin { keys, .. } => Exchange::Hash(keys[i].clone()),
+            NodeKind::Calc { .. } | NodeKind::Expand { .. } | NodeKind::Source { .. } => {
+                if same_parallelism {
+                    Exchange::Forward
+                } else {
+                    Exchange::Rebalance
+                }
+            }
+        }
+    }
+}

@@ -11,6 +11,7 @@
 //!   upsert sink keyed on the query's unique key does not, so the aggregate
 //!   feeding it emits `[I,UA]` instead of `[I,UB,UA]`.
 
+use super::explain::field_names;
 use super::plan::{NodeKind, PhysicalNode, PhysicalPlan, SinkPlan};
 use super::rules::state_ttl::{self, StateTtl};
 use super::rules::{agg_strategy, multi_join, split_distinct};
@@ -53,9 +54,9 @@ pub fn plan_insert(
                     "sink '{}' has PRIMARY KEY ({}) but the query's unique key is {}; \
                      declare the sink's primary key as the query's unique key (the lab inserts no upsert materializer)",
                     sink_table.name,
-                    names(&sink_table.schema, pk),
+                    field_names(&sink_table.schema, pk),
                     match &root.unique_key {
-                        Some(k) => format!("({})", names(root_schema(&root), k)),
+                        Some(k) => format!("({})", field_names(&root.schema, k)),
                         None => "unknown".to_string(),
                     }
                 )));
@@ -82,23 +83,6 @@ pub fn plan_insert(
             encoding,
         },
     })
-}
-
-fn root_schema(n: &PhysicalNode) -> &Schema {
-    &n.schema
-}
-
-fn names(schema: &Schema, cols: &[usize]) -> String {
-    cols.iter()
-        .map(|&i| {
-            schema
-                .fields
-                .get(i)
-                .map(|f| f.name.clone())
-                .unwrap_or_else(|| format!("${i}"))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 pub fn node_label(n: &PhysicalNode) -> String {
@@ -179,7 +163,7 @@ pub(crate) fn calc_over(
     let changelog = input.changelog;
     let parallelism = input.parallelism;
     let mut input = input;
-    let fused_kind = match &mut input.kind {
+    match &mut input.kind {
         NodeKind::Source {
             predicate: p0,
             projection: q0,
@@ -201,7 +185,6 @@ pub(crate) fn calc_over(
             };
             *p0 = and(p0.take(), pred);
             *q0 = proj;
-            true
         }
         _ => {
             return PhysicalNode {
@@ -216,8 +199,7 @@ pub(crate) fn calc_over(
                 parallelism,
             }
         }
-    };
-    debug_assert!(fused_kind);
+    }
     input.schema = schema;
     input.unique_key = unique_key;
     input
