@@ -948,7 +948,7 @@ GROUP BY c.user_id HAVING MAX(c.ts) > -1;"
     assert!(e.message.starts_with("statement too large"), "{e}");
     let ok = format!(
         "{DDL}INSERT INTO sink2 SELECT url, {} FROM clicks;",
-        vec!["ts"; 1900].join(" + ")
+        vec!["ts"; 450].join(" + ")
     );
     assert!(parse_script(&ok).is_ok());
 }
