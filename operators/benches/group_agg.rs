@@ -2,6 +2,10 @@
 //! next to the floor: a plain `hashbrown` count-and-sum loop over the same
 //! keys. Compare records per second within one run.
 
+// The allocator of the `lab` binary, so operators are timed as the lab runs them.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use operators::agg::{AggKind, AggSpec, GroupAggregateOperator};
 use operators::changelog::Change;

@@ -2,10 +2,24 @@
 //! 100k Zipf-skewed keys (exponent 1.2), bundles of 5000, on RocksDB and
 //! heap. Prints state accesses per variant next to criterion's throughput,
 //! so both ratios are read in one run.
+//!
+//! Mini-batch reads and writes each key once per bundle, so the access
+//! ratio is records per distinct key per bundle, a property of the input:
+//! 5000 draws of Zipf(1.2) over 100k keys hit 1242 distinct keys on
+//! average, a ratio of 4.02 at parallelism 1. Bundles are per subtask, so
+//! at parallelism 4 each bundle holds 5000 records of a quarter of the keys
+//! and the ratio grows (5.6 expected); the accesses are printed for both.
+//! Throughput is timed on one subtask (parallelism 1): operator creation
+//! and input copies are set-up, outside the timing.
+
+// The allocator of the `lab` binary, so operators are timed as the lab runs them.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use operators::agg::{AggKind, AggSpec, GroupAggregateOperator};
 use operators::changelog::Change;
+use operators::exec::Exchange;
 use operators::operator::Operator;
 use operators::state::StateBackend;
 use operators::value::{DataType, Value};
@@ -58,7 +72,7 @@ fn specs() -> Vec<AggSpec> {
     ]
 }
 
-fn run(backend: &StateBackend, mini_batch: bool, data: &[Change]) -> u64 {
+fn operator(backend: &StateBackend, mini_batch: bool) -> GroupAggregateOperator {
     let op = GroupAggregateOperator::new(
         backend,
         &format!("b{}", rand::random::<u32>()),
@@ -68,20 +82,43 @@ fn run(backend: &StateBackend, mini_batch: bool, data: &[Change]) -> u64 {
         true,
     )
     .unwrap();
-    let mut op = if mini_batch {
+    if mini_batch {
         op.with_mini_batch(BUNDLE)
     } else {
         op
-    };
-    let mut out = Vec::new();
-    for chunk in data.chunks(1024) {
-        out.clear();
-        op.process(0, chunk.to_vec(), &mut out).unwrap();
     }
+}
+
+/// Feeds `batches` and closes the last bundle, as the executor does.
+fn run(op: &mut GroupAggregateOperator, batches: Vec<Vec<Change>>) -> usize {
+    let mut out = Vec::new();
+    let mut emitted = 0;
+    for batch in batches {
+        out.clear();
+        op.process(0, batch, &mut out).unwrap();
+        emitted += out.len();
+    }
+    out.clear();
     op.finish_bundle(&mut out).unwrap();
-    op.state_reports()
-        .iter()
-        .map(|r| r.metrics.accesses())
+    emitted + out.len()
+}
+
+/// State accesses of the whole input at parallelism `p`: the input is hash
+/// partitioned by key as the executor's exchange does, and each subtask has
+/// its own operator, so its own bundles of `BUNDLE` records (Flink's
+/// `table.exec.mini-batch.size` counts per subtask too).
+fn accesses(backend: &StateBackend, mini_batch: bool, data: &[Change], p: usize) -> u64 {
+    let parts = Exchange::Hash(vec![0]).route(vec![data.to_vec()], p);
+    parts
+        .into_iter()
+        .map(|part| {
+            let mut op = operator(backend, mini_batch);
+            run(&mut op, part.chunks(1024).map(<[Change]>::to_vec).collect());
+            op.state_reports()
+                .iter()
+                .map(|r| r.metrics.accesses())
+                .sum::<u64>()
+        })
         .sum()
 }
 
@@ -94,17 +131,26 @@ fn bench(c: &mut Criterion) {
         ("rocksdb", StateBackend::rocksdb(None).unwrap()),
         ("heap", StateBackend::heap()),
     ] {
-        let one = run(&backend, false, &data);
-        let mb = run(&backend, true, &data);
-        eprintln!(
-            "{name}: state accesses one-at-a-time {one}, mini-batch {mb} ({:.1}x fewer)",
-            one as f64 / mb as f64
-        );
+        for p in [1, 4] {
+            let one = accesses(&backend, false, &data, p);
+            let mb = accesses(&backend, true, &data, p);
+            eprintln!(
+                "{name}: parallelism {p}: state accesses one-at-a-time {one}, mini-batch {mb} ({:.2}x fewer)",
+                one as f64 / mb as f64
+            );
+        }
         for (variant, mini_batch) in [("one_at_a_time", false), ("mini_batch", true)] {
             g.bench_function(format!("{name}/{variant}"), |b| {
                 b.iter_batched(
-                    || (),
-                    |_| run(&backend, mini_batch, &data),
+                    || {
+                        let batches: Vec<Vec<Change>> =
+                            data.chunks(1024).map(<[Change]>::to_vec).collect();
+                        (operator(&backend, mini_batch), batches)
+                    },
+                    |(mut op, batches)| {
+                        run(&mut op, batches);
+                        op
+                    },
                     BatchSize::PerIteration,
                 )
             });

@@ -2,6 +2,10 @@
 //! key and side, on both backends (each input record probes the other
 //! side's state and is added to its own).
 
+// The allocator of the `lab` binary, so operators are timed as the lab runs them.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use operators::changelog::Change;
 use operators::join::regular_join::JoinType;

@@ -65,6 +65,53 @@ fn modify_is_one_read_and_one_write_or_delete() {
 }
 
 #[test]
+fn modify_many_counts_as_one_modify_per_key() {
+    for b in backends() {
+        let mut s = b.value_state("op", "acc", 1).unwrap();
+        s.put(&k(1), vec![Value::Int(1)]).unwrap();
+        s.put(&k(2), vec![Value::Int(2)]).unwrap();
+        // Key 3 is new, key 1 grows, key 2 goes, key 4 stays absent; keys
+        // are visited in the order given, whatever their stored order.
+        let keys = [k(3), k(1), k(2), k(4)];
+        let seen = s
+            .modify_many(&keys, |i, slot| {
+                let old = slot.clone();
+                *slot = match i {
+                    0 => Some(vec![Value::str("new")]),
+                    1 => Some(vec![Value::Int(10), Value::Int(11)]),
+                    _ => None,
+                };
+                (i, old)
+            })
+            .unwrap();
+        assert_eq!(
+            seen,
+            vec![
+                (0, None),
+                (1, Some(vec![Value::Int(1)])),
+                (2, Some(vec![Value::Int(2)])),
+                (3, None)
+            ]
+        );
+        assert_eq!(
+            s.get(&k(1)).unwrap(),
+            Some(vec![Value::Int(10), Value::Int(11)])
+        );
+        assert_eq!(s.get(&k(2)).unwrap(), None);
+        assert_eq!(s.get(&k(3)).unwrap(), Some(vec![Value::str("new")]));
+        let m = s.metrics();
+        // 2 puts + 4 reads, 2 writes, 1 delete + 3 gets; entries 1 and 3:
+        // 9 + 18 and 9 + 5 bytes.
+        assert_eq!(
+            (m.reads, m.writes, m.deletes, m.entries, m.logical_bytes),
+            (7, 4, 1, 2, 9 + 18 + 9 + 5),
+            "{:?}",
+            b.kind()
+        );
+    }
+}
+
+#[test]
 fn map_state_scans_one_key_only() {
     for b in backends() {
         let mut s = b.map_state("op", "left", 1, 1).unwrap();
@@ -95,6 +142,8 @@ enum Op {
     Put(i64, i64),
     Delete(i64),
     Incr(i64),
+    /// `Incr` of several distinct keys through one `modify_many`.
+    IncrMany(Vec<i64>),
     MapPut(i64, i64, i64),
     MapDelete(i64, i64),
     Scan(i64),
@@ -106,6 +155,8 @@ fn op() -> impl Strategy<Value = Op> {
         (0..6i64, -3..1000i64).prop_map(|(a, b)| Op::Put(a, b)),
         (0..6i64).prop_map(Op::Delete),
         (0..6i64).prop_map(Op::Incr),
+        proptest::collection::btree_set(0..6i64, 0..5)
+            .prop_map(|keys| Op::IncrMany(keys.into_iter().rev().collect())),
         (0..4i64, 0..4i64, 0..50i64).prop_map(|(a, b, c)| Op::MapPut(a, b, c)),
         (0..4i64, 0..4i64).prop_map(|(a, b)| Op::MapDelete(a, b)),
         (0..4i64).prop_map(Op::Scan),
@@ -130,6 +181,15 @@ proptest! {
                         let n = s.as_ref().and_then(|r| r[0].as_int()).unwrap_or(0);
                         *s = if n >= 2 { None } else { Some(vec![Value::Int(n + 1)]) };
                     }).unwrap(),
+                    Op::IncrMany(keys) => {
+                        let keys: Vec<Vec<Value>> = keys.iter().map(|a| k(*a)).collect();
+                        let seen = v.modify_many(&keys, |i, s| {
+                            let n = s.as_ref().and_then(|r| r[0].as_int()).unwrap_or(0);
+                            *s = if n >= 2 { None } else { Some(vec![Value::Int(n + 1)]) };
+                            (i, n)
+                        }).unwrap();
+                        trace.push(format!("{seen:?}"));
+                    }
                     Op::MapPut(a, u, x) => m.put(&k(*a), &k(*u), vec![Value::Int(*x)]).unwrap(),
                     Op::MapDelete(a, u) => m.delete(&k(*a), &k(*u)).unwrap(),
                     Op::Scan(a) => {

@@ -21,7 +21,9 @@
 //! the bundle closes: on `table.exec.mini-batch.size` buffered records, on
 //! the executor's latency trigger, or at end of input. Then each key's
 //! accumulator is read once, every buffered record applied, and written
-//! once. The global aggregate buffers partial accumulators from local
+//! once; the bundle's keys go to the state together
+//! ([`ValueState::modify_many`]: on RocksDB one `MultiGet` and one
+//! `WriteBatch` per bundle). The global aggregate buffers partial accumulators from local
 //! aggregates and merges them the same way.
 //!
 //! Counters: one-record-at-a-time, per input record one read and one write
@@ -32,9 +34,11 @@ use super::core::{row_count, AggCore};
 use super::functions::AggSpec;
 use crate::changelog::{Change, RowKind};
 use crate::operator::{OpResult, Operator};
-use crate::state::heap::{new_map, Map};
+use crate::state::heap::FixedState;
 use crate::state::{StateBackend, StateReport, ValueState};
 use crate::value::{Row, Value};
+use hashbrown::HashTable;
+use std::hash::BuildHasher;
 
 /// What the operator's input rows are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,12 +49,78 @@ pub enum AggInput {
     Partials,
 }
 
-/// Buffered records of an open bundle, per key in arrival order.
+/// Buffered records of an open bundle: the records in arrival order, each
+/// with the index of its key; keys are kept once, in order of first arrival.
 struct Bundle {
     size: usize,
-    buffered: usize,
-    index: Map<Row, usize>,
-    entries: Vec<(Row, Vec<Change>)>,
+    keys: Vec<Row>,
+    /// Indices into `keys`, by key hash.
+    index: HashTable<u32>,
+    hasher: FixedState,
+    records: Vec<Change>,
+    key_of: Vec<u32>,
+}
+
+impl Bundle {
+    fn new(size: usize) -> Bundle {
+        Bundle {
+            size: size.max(1),
+            keys: Vec::new(),
+            index: HashTable::new(),
+            hasher: FixedState::with_seed(0x5eed),
+            records: Vec::new(),
+            key_of: Vec::new(),
+        }
+    }
+
+    /// Buffers `c` under `key`; true when the bundle is full.
+    fn push(&mut self, key: &[Value], c: Change) -> bool {
+        let Bundle {
+            keys,
+            index,
+            hasher,
+            ..
+        } = self;
+        let hash = hasher.hash_one(key);
+        let k = match index.find(hash, |&i| keys[i as usize] == key) {
+            Some(&i) => i,
+            None => {
+                let i = keys.len() as u32;
+                keys.push(key.to_vec());
+                index.insert_unique(hash, i, |&j| hasher.hash_one(&keys[j as usize]));
+                i
+            }
+        };
+        self.key_of.push(k);
+        self.records.push(c);
+        self.records.len() >= self.size
+    }
+
+    /// For each key, the indices of its records in arrival order: key `i`'s
+    /// are `order[start[i]..start[i + 1]]` (a counting sort by key).
+    fn grouped(&self) -> (Vec<u32>, Vec<u32>) {
+        let mut start = vec![0u32; self.keys.len() + 1];
+        for &k in &self.key_of {
+            start[k as usize + 1] += 1;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut next = start.clone();
+        let mut order = vec![0u32; self.records.len()];
+        for (r, &k) in self.key_of.iter().enumerate() {
+            order[next[k as usize] as usize] = r as u32;
+            next[k as usize] += 1;
+        }
+        (start, order)
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.index.clear();
+        self.records.clear();
+        self.key_of.clear();
+    }
 }
 
 /// How many records ahead the one-at-a-time loop prefetches state.
@@ -92,12 +162,7 @@ impl GroupAggregateOperator {
 
     /// Buffers records and closes a bundle every `size` records (mini-batch).
     pub fn with_mini_batch(mut self, size: usize) -> GroupAggregateOperator {
-        self.bundle = Some(Bundle {
-            size: size.max(1),
-            buffered: 0,
-            index: new_map(),
-            entries: Vec::new(),
-        });
+        self.bundle = Some(Bundle::new(size));
         self
     }
 
@@ -115,83 +180,90 @@ impl GroupAggregateOperator {
             .extend(self.group_key.iter().map(|&i| row[i].clone()));
     }
 
-    /// Applies `records` (all of one key) to the key's accumulator and
-    /// emits the net change of its result.
-    fn apply_key(
-        &mut self,
-        key: &[Value],
-        records: &[Change],
-        out: &mut Vec<Change>,
-    ) -> OpResult<()> {
+    fn close_bundle(&mut self, out: &mut Vec<Change>) -> OpResult<()> {
         let GroupAggregateOperator {
             core,
             acc,
             generate_update_before,
             input,
+            bundle,
             ..
         } = self;
-        let res = acc.modify(key, |slot| -> OpResult<()> {
-            let mut records = records;
-            if slot.is_none() {
-                // No state: leading retractions have nothing to take away.
-                let skip = match input {
-                    AggInput::Rows => records.iter().take_while(|c| c.kind.is_retract()).count(),
-                    AggInput::Partials => 0,
-                };
-                records = &records[skip..];
-                if records.is_empty() {
-                    return Ok(());
-                }
-            }
-            let first = slot.is_none();
-            let acc_row = slot.get_or_insert_with(|| core.init_row());
-            let prev = (!first).then(|| core.result_row(key, acc_row));
-            for c in records {
-                match input {
-                    AggInput::Rows => {
-                        let sign = if c.kind.is_accumulate() { 1 } else { -1 };
-                        core.accumulate(key, acc_row, &c.row, sign)?;
-                    }
-                    AggInput::Partials => core.merge(acc_row, &c.row[key.len()..]),
-                }
-            }
-            if row_count(acc_row) == 0 {
-                if let Some(prev) = prev {
-                    out.push(Change::new(RowKind::Delete, prev));
-                }
-                *slot = None;
-                return Ok(());
-            }
-            let new = core.result_row(key, acc_row);
-            match prev {
-                None => out.push(Change::new(RowKind::Insert, new)),
-                Some(prev) if prev != new => {
-                    if *generate_update_before {
-                        out.push(Change::new(RowKind::UpdateBefore, prev));
-                    }
-                    out.push(Change::new(RowKind::UpdateAfter, new));
-                }
-                Some(_) => {}
-            }
-            Ok(())
-        })?;
-        res
-    }
-
-    fn close_bundle(&mut self, out: &mut Vec<Change>) -> OpResult<()> {
-        let entries = match &mut self.bundle {
-            Some(b) if !b.entries.is_empty() => {
-                b.buffered = 0;
-                b.index.clear();
-                std::mem::take(&mut b.entries)
-            }
-            _ => return Ok(()),
+        let Some(b) = bundle.as_mut().filter(|b| !b.keys.is_empty()) else {
+            return Ok(());
         };
-        for (key, records) in entries {
-            self.apply_key(&key, &records, out)?;
-        }
-        Ok(())
+        let (start, order) = b.grouped();
+        let results = acc.modify_many(&b.keys, |i, slot| {
+            let records = order[start[i] as usize..start[i + 1] as usize]
+                .iter()
+                .map(|&r| &b.records[r as usize]);
+            apply_to_slot(
+                core,
+                *generate_update_before,
+                *input,
+                &b.keys[i],
+                slot,
+                records,
+                out,
+            )
+        });
+        b.clear();
+        results?.into_iter().collect()
     }
+}
+
+/// Applies `records` (all of one key, in arrival order) to the key's
+/// accumulator `slot` and emits the net change of its result.
+fn apply_to_slot<'a>(
+    core: &mut AggCore,
+    generate_update_before: bool,
+    input: AggInput,
+    key: &[Value],
+    slot: &mut Option<Row>,
+    records: impl Iterator<Item = &'a Change>,
+    out: &mut Vec<Change>,
+) -> OpResult<()> {
+    let mut records = records.peekable();
+    if slot.is_none() {
+        // No state: leading retractions have nothing to take away.
+        if input == AggInput::Rows {
+            while records.next_if(|c| c.kind.is_retract()).is_some() {}
+        }
+        if records.peek().is_none() {
+            return Ok(());
+        }
+    }
+    let first = slot.is_none();
+    let acc_row = slot.get_or_insert_with(|| core.init_row());
+    let prev = (!first).then(|| core.result_row(key, acc_row));
+    for c in records {
+        match input {
+            AggInput::Rows => {
+                let sign = if c.kind.is_accumulate() { 1 } else { -1 };
+                core.accumulate(key, acc_row, &c.row, sign)?;
+            }
+            AggInput::Partials => core.merge(acc_row, &c.row[key.len()..]),
+        }
+    }
+    if row_count(acc_row) == 0 {
+        if let Some(prev) = prev {
+            out.push(Change::new(RowKind::Delete, prev));
+        }
+        *slot = None;
+        return Ok(());
+    }
+    let new = core.result_row(key, acc_row);
+    match prev {
+        None => out.push(Change::new(RowKind::Insert, new)),
+        Some(prev) if prev != new => {
+            if generate_update_before {
+                out.push(Change::new(RowKind::UpdateBefore, prev));
+            }
+            out.push(Change::new(RowKind::UpdateAfter, new));
+        }
+        Some(_) => {}
+    }
+    Ok(())
 }
 
 impl Operator for GroupAggregateOperator {
@@ -212,25 +284,32 @@ impl Operator for GroupAggregateOperator {
                     self.acc.prefetch(&ahead);
                 }
                 self.extract_key(&c.row);
-                let key = std::mem::take(&mut self.key_buf);
-                let r = self.apply_key(&key, std::slice::from_ref(c), out);
-                self.key_buf = key;
-                r?;
+                let GroupAggregateOperator {
+                    core,
+                    acc,
+                    generate_update_before,
+                    input,
+                    key_buf,
+                    ..
+                } = self;
+                acc.modify(key_buf, |slot| {
+                    apply_to_slot(
+                        core,
+                        *generate_update_before,
+                        *input,
+                        key_buf,
+                        slot,
+                        std::iter::once(c),
+                        out,
+                    )
+                })??;
             }
             return Ok(());
         }
         for c in batch {
             self.extract_key(&c.row);
             let b = self.bundle.as_mut().expect("mini-batch mode");
-            match b.index.get(self.key_buf.as_slice()) {
-                Some(&i) => b.entries[i].1.push(c),
-                None => {
-                    b.index.insert(self.key_buf.clone(), b.entries.len());
-                    b.entries.push((self.key_buf.clone(), vec![c]));
-                }
-            }
-            b.buffered += 1;
-            if b.buffered >= b.size {
+            if b.push(&self.key_buf, c) {
                 self.close_bundle(out)?;
             }
         }
