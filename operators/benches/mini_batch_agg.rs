@@ -9,8 +9,9 @@
 //! average, a ratio of 4.02 at parallelism 1. Bundles are per subtask, so
 //! at parallelism 4 each bundle holds 5000 records of a quarter of the keys
 //! and the ratio grows (5.6 expected); the accesses are printed for both.
-//! Throughput is timed on one subtask (parallelism 1): operator creation
-//! and input copies are set-up, outside the timing.
+//! Throughput is timed for both too, the subtasks of parallelism 4 run one
+//! after another (the stage's work on one core); operator creation and
+//! input copies are set-up, outside the timing.
 
 // The allocator of the `lab` binary, so operators are timed as the lab runs them.
 #[global_allocator]
@@ -103,17 +104,32 @@ fn run(op: &mut GroupAggregateOperator, batches: Vec<Vec<Change>>) -> usize {
     emitted + out.len()
 }
 
-/// State accesses of the whole input at parallelism `p`: the input is hash
-/// partitioned by key as the executor's exchange does, and each subtask has
-/// its own operator, so its own bundles of `BUNDLE` records (Flink's
-/// `table.exec.mini-batch.size` counts per subtask too).
-fn accesses(backend: &StateBackend, mini_batch: bool, data: &[Change], p: usize) -> u64 {
-    let parts = Exchange::Hash(vec![0]).route(vec![data.to_vec()], p);
-    parts
+/// The input at parallelism `p`: hash partitioned by key as the executor's
+/// exchange does, one operator per subtask, so each subtask has its own
+/// bundles of `BUNDLE` records (Flink's `table.exec.mini-batch.size`
+/// counts per subtask too).
+fn subtasks(
+    backend: &StateBackend,
+    mini_batch: bool,
+    data: &[Change],
+    p: usize,
+) -> Vec<(GroupAggregateOperator, Vec<Vec<Change>>)> {
+    Exchange::Hash(vec![0])
+        .route(vec![data.to_vec()], p)
         .into_iter()
         .map(|part| {
-            let mut op = operator(backend, mini_batch);
-            run(&mut op, part.chunks(1024).map(<[Change]>::to_vec).collect());
+            let batches = part.chunks(1024).map(<[Change]>::to_vec).collect();
+            (operator(backend, mini_batch), batches)
+        })
+        .collect()
+}
+
+/// State accesses of the whole input at parallelism `p`.
+fn accesses(backend: &StateBackend, mini_batch: bool, data: &[Change], p: usize) -> u64 {
+    subtasks(backend, mini_batch, data, p)
+        .into_iter()
+        .map(|(mut op, batches)| {
+            run(&mut op, batches);
             op.state_reports()
                 .iter()
                 .map(|r| r.metrics.accesses())
@@ -139,21 +155,26 @@ fn bench(c: &mut Criterion) {
                 one as f64 / mb as f64
             );
         }
-        for (variant, mini_batch) in [("one_at_a_time", false), ("mini_batch", true)] {
-            g.bench_function(format!("{name}/{variant}"), |b| {
-                b.iter_batched(
-                    || {
-                        let batches: Vec<Vec<Change>> =
-                            data.chunks(1024).map(<[Change]>::to_vec).collect();
-                        (operator(&backend, mini_batch), batches)
-                    },
-                    |(mut op, batches)| {
-                        run(&mut op, batches);
-                        op
-                    },
-                    BatchSize::PerIteration,
-                )
-            });
+        for p in [1, 4] {
+            for (variant, mini_batch) in [("one_at_a_time", false), ("mini_batch", true)] {
+                g.bench_function(format!("{name}/p{p}/{variant}"), |b| {
+                    b.iter_batched(
+                        || subtasks(&backend, mini_batch, &data, p),
+                        |subtasks| {
+                            // The subtasks one after another: the work of
+                            // the whole stage, on one core.
+                            subtasks
+                                .into_iter()
+                                .map(|(mut op, batches)| {
+                                    run(&mut op, batches);
+                                    op
+                                })
+                                .collect::<Vec<_>>()
+                        },
+                        BatchSize::PerIteration,
+                    )
+                });
+            }
         }
     }
     g.finish();
