@@ -11,8 +11,78 @@ use std::time::{Duration, Instant};
 
 /// Where a source or stage sends its output.
 pub trait ChangeSource: Send {
-    /// Appends up to `max` changes to `out`; returns how many (0 at end).
+    /// Appends up to `max` changes to `out`; returns how many rows it read
+    /// (0 at end; more than it appended if it filters).
     fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, String>;
+
+    /// Whether the source's batches depend on nothing the job does (no
+    /// store it shares with an operator, no state clock), so the executor
+    /// may read them on a thread of their own, ahead of the job, as Flink
+    /// runs a source as its own task. The batches, and so the run, are the
+    /// same either way.
+    fn can_read_ahead(&self) -> bool {
+        false
+    }
+}
+
+/// Source batches a reader thread hands over at once (one wake-up of the
+/// job per group, not per batch), and groups it keeps ready.
+const READ_AHEAD_GROUP: usize = 8;
+const READ_AHEAD_GROUPS: usize = 1;
+
+/// One source batch: rows read and the changes.
+type SourceBatch = Result<(usize, Vec<Change>), String>;
+
+/// How the job takes a source's batches.
+enum Feed<'a> {
+    /// Calls the source itself.
+    Direct(&'a mut Box<dyn ChangeSource>),
+    /// Receives batches a reader thread read ahead, in groups.
+    Thread(
+        std::sync::mpsc::Receiver<Vec<SourceBatch>>,
+        std::collections::VecDeque<SourceBatch>,
+    ),
+}
+
+impl Feed<'_> {
+    fn next(&mut self, max: usize) -> SourceBatch {
+        match self {
+            Feed::Direct(source) => {
+                let mut batch = Vec::with_capacity(max);
+                let n = source.next_batch(max, &mut batch)?;
+                Ok((n, batch))
+            }
+            Feed::Thread(rx, ready) => {
+                if ready.is_empty() {
+                    // A reader that stopped sent its end (0 rows) or error first.
+                    ready.extend(rx.recv().unwrap_or_default());
+                }
+                ready.pop_front().unwrap_or_else(|| Ok((0, Vec::new())))
+            }
+        }
+    }
+}
+
+/// Reads `source` to its end (or first error) into `tx`; stops early when
+/// the job hangs up.
+fn read_ahead(
+    source: &mut Box<dyn ChangeSource>,
+    max: usize,
+    tx: std::sync::mpsc::SyncSender<Vec<SourceBatch>>,
+) {
+    loop {
+        let mut group = Vec::with_capacity(READ_AHEAD_GROUP);
+        let mut last = false;
+        while group.len() < READ_AHEAD_GROUP && !last {
+            let mut batch = Vec::with_capacity(max);
+            let item = source.next_batch(max, &mut batch).map(|n| (n, batch));
+            last = !matches!(item, Ok((n, _)) if n > 0);
+            group.push(item);
+        }
+        if tx.send(group).is_err() || last {
+            return;
+        }
+    }
 }
 
 pub type StageId = usize;
@@ -35,7 +105,6 @@ struct Stage {
 struct SourceSlot {
     source: Box<dyn ChangeSource>,
     output: Option<(Target, Exchange)>,
-    done: bool,
 }
 
 #[derive(Default)]
@@ -53,7 +122,6 @@ impl JobBuilder {
         self.sources.push(SourceSlot {
             source,
             output: None,
-            done: false,
         });
         self.sources.len() - 1
     }
@@ -150,22 +218,54 @@ impl Job {
     /// each source batch with the number of input rows read so far.
     pub fn run(&mut self, progress: &mut dyn FnMut(u64)) -> OpResult<JobReport> {
         let start = Instant::now();
+        let mut sources = std::mem::take(&mut self.sources);
+        let batch_size = self.options.batch_size.max(1);
+        let outputs: Vec<(Target, Exchange)> = sources
+            .iter()
+            .map(|s| s.output.clone().expect("checked in build"))
+            .collect();
+        let result = std::thread::scope(|scope| {
+            let mut feeds: Vec<Feed> = sources
+                .iter_mut()
+                .map(|slot| {
+                    if !slot.source.can_read_ahead() {
+                        return Feed::Direct(&mut slot.source);
+                    }
+                    let (tx, rx) = std::sync::mpsc::sync_channel(READ_AHEAD_GROUPS);
+                    let source = &mut slot.source;
+                    scope.spawn(move || read_ahead(source, batch_size, tx));
+                    Feed::Thread(rx, Default::default())
+                })
+                .collect();
+            self.run_feeds(start, &mut feeds, &outputs, progress)
+            // Dropping the feeds hangs up on readers still running.
+        });
+        self.sources = sources;
+        result
+    }
+
+    /// The run loop: one batch per source in turn, each pushed through the
+    /// whole tree, until every source is done.
+    fn run_feeds(
+        &mut self,
+        start: Instant,
+        feeds: &mut [Feed],
+        outputs: &[(Target, Exchange)],
+        progress: &mut dyn FnMut(u64),
+    ) -> OpResult<JobReport> {
         let mut last_flush = Instant::now();
         let mut input_rows = 0u64;
         let batch_size = self.options.batch_size.max(1);
+        let mut done = vec![false; feeds.len()];
         loop {
             let mut any = false;
-            for s in 0..self.sources.len() {
-                if self.sources[s].done {
+            for (s, feed) in feeds.iter_mut().enumerate() {
+                if done[s] {
                     continue;
                 }
-                let mut batch = Vec::with_capacity(batch_size);
-                let n = self.sources[s]
-                    .source
-                    .next_batch(batch_size, &mut batch)
-                    .map_err(OpError::Source)?;
+                let (n, batch) = feed.next(batch_size).map_err(OpError::Source)?;
                 if n == 0 {
-                    self.sources[s].done = true;
+                    done[s] = true;
                     continue;
                 }
                 any = true;
@@ -176,8 +276,10 @@ impl Job {
                     start.elapsed().as_millis() as u64
                 };
                 self.options.backend.clock().set(now);
+                // Latency counts from when the batch enters the plan (time
+                // a read-ahead batch waited for the job is the source's).
                 self.pending_since.get_or_insert_with(Instant::now);
-                let (target, exchange) = self.sources[s].output.clone().expect("checked in build");
+                let (target, exchange) = outputs[s].clone();
                 self.push(target, &exchange, vec![batch])?;
                 progress(input_rows);
                 if let Some(lat) = self.options.bundle_latency {

@@ -12,7 +12,11 @@
 //! Execution is batch-synchronous: the sources are read one batch at a time,
 //! round-robin in source order (one batch from the first source, then one
 //! from the second, ...; a finished source drops out), and each batch is
-//! pushed through the whole tree before the next is read. `rayon` runs a
+//! pushed through the whole tree before the next is read. A source whose
+//! rows depend on nothing the job does (files, generators:
+//! [`ChangeSource::can_read_ahead`]) is read on a thread of its own, a few
+//! batches ahead, as Flink runs a source as its own task; the job takes its
+//! batches in the same order, so the run is the same. `rayon` runs a
 //! stage's subtasks in parallel, and their outputs are concatenated in
 //! subtask order. Every exchange preserves the relative order of records
 //! with the same key, so each key's changelog is processed in order, and a

@@ -45,6 +45,11 @@ impl ChangeSource for DatasetSource {
     ) -> std::result::Result<usize, String> {
         self.0.next_batch(max, out).map_err(|e| e.to_string())
     }
+
+    fn can_read_ahead(&self) -> bool {
+        // Files and generators: their rows depend on nothing the job does.
+        true
+    }
 }
 
 impl SourceProvider for ConnectorSources {
@@ -87,6 +92,11 @@ impl ChangeSource for CalcSource {
             .process(0, batch, out)
             .map_err(|e| e.to_string())?;
         Ok(n)
+    }
+
+    fn can_read_ahead(&self) -> bool {
+        // A Calc is a pure function of its row.
+        self.inner.can_read_ahead()
     }
 }
 

@@ -25,6 +25,11 @@ impl ChangeSource for VecChangeSource {
         self.pos = end;
         Ok(n)
     }
+
+    fn can_read_ahead(&self) -> bool {
+        // Tests run the executor's read-ahead path.
+        true
+    }
 }
 
 /// Tables by name, each an input changelog.
