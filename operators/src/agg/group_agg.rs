@@ -276,14 +276,26 @@ impl Operator for GroupAggregateOperator {
         if self.bundle.is_none() {
             // Each record's state lookup is a cache miss; asking the state
             // to prefetch the key PREFETCH_AHEAD records ahead overlaps them.
+            // A one-column key is read in place, without a copy.
+            let single = match self.group_key[..] {
+                [k] => Some(k),
+                _ => None,
+            };
             let mut ahead: Vec<Value> = Vec::with_capacity(self.group_key.len());
             for (i, c) in batch.iter().enumerate() {
                 if let Some(next) = batch.get(i + PREFETCH_AHEAD) {
-                    ahead.clear();
-                    ahead.extend(self.group_key.iter().map(|&k| next.row[k].clone()));
-                    self.acc.prefetch(&ahead);
+                    match single {
+                        Some(k) => self.acc.prefetch(std::slice::from_ref(&next.row[k])),
+                        None => {
+                            ahead.clear();
+                            ahead.extend(self.group_key.iter().map(|&k| next.row[k].clone()));
+                            self.acc.prefetch(&ahead);
+                        }
+                    }
                 }
-                self.extract_key(&c.row);
+                if single.is_none() {
+                    self.extract_key(&c.row);
+                }
                 let GroupAggregateOperator {
                     core,
                     acc,
@@ -292,12 +304,16 @@ impl Operator for GroupAggregateOperator {
                     key_buf,
                     ..
                 } = self;
-                acc.modify(key_buf, |slot| {
+                let key: &[Value] = match single {
+                    Some(k) => std::slice::from_ref(&c.row[k]),
+                    None => key_buf,
+                };
+                acc.modify(key, |slot| {
                     apply_to_slot(
                         core,
                         *generate_update_before,
                         *input,
-                        key_buf,
+                        key,
                         slot,
                         std::iter::once(c),
                         out,
