@@ -49,7 +49,7 @@
 //! - within a side, entries go by join key in order of first arrival (Flink
 //!   iterates hash maps; this order is deterministic); each record goes
 //!   through the regular join's logic against the state, a pair through the
-//!   same logic with the suppression above.
+//!   same logic with the suppression above (both in [`super::join_core`]).
 //!
 //! State accesses per pair: one scan of the other side's rows under the key
 //! (shared by the two records, the residual evaluated for each), no
@@ -66,29 +66,21 @@
 //! Rows whose join key contains NULL match nothing (SQL equality).
 
 use super::join_bundle::JoinBundle;
-use super::join_state::{JoinSideState, Stored};
-use super::regular_join::{JoinSpec, JoinType};
-use crate::changelog::{Change, RowKind};
+use super::join_core::JoinCore;
+use super::regular_join::JoinSpec;
+use crate::changelog::Change;
 use crate::operator::{OpResult, Operator};
 use crate::state::{StateBackend, StateReport};
-use crate::value::{Row, Value};
 
 pub struct MiniBatchJoinOperator {
-    spec: JoinSpec,
-    sides: [JoinSideState; 2],
+    core: JoinCore,
     bundles: [JoinBundle; 2],
     bundle_size: usize,
     buffered: usize,
-    joined_buf: Vec<Value>,
-    /// Per matched row of the current scan: (matches the retraction,
-    /// matches the accumulate).
-    flags: Vec<(bool, bool)>,
-    rows_visited: u64,
     bundles_closed: u64,
     bundle_records: u64,
     folded_records: u64,
     update_pairs: u64,
-    suppressed_rows: u64,
 }
 
 impl MiniBatchJoinOperator {
@@ -101,46 +93,24 @@ impl MiniBatchJoinOperator {
         spec: JoinSpec,
         bundle_size: usize,
     ) -> OpResult<MiniBatchJoinOperator> {
-        let left_outer = spec.join_type == JoinType::Left;
-        let left = JoinSideState::new(
-            backend,
-            scope,
-            "left",
-            spec.left_layout.clone(),
-            left_outer,
-            spec.left_arity,
-        )?;
-        let right = JoinSideState::new(
-            backend,
-            scope,
-            "right",
-            spec.right_layout.clone(),
-            false,
-            spec.right_arity,
-        )?;
         let bundles = [
             JoinBundle::new(spec.left_layout.clone(), spec.left_keys.clone()),
             JoinBundle::new(spec.right_layout.clone(), spec.right_keys.clone()),
         ];
         Ok(MiniBatchJoinOperator {
-            spec,
-            sides: [left, right],
+            core: JoinCore::new(backend, scope, spec)?,
             bundles,
             bundle_size: bundle_size.max(1),
             buffered: 0,
-            joined_buf: Vec::new(),
-            flags: Vec::new(),
-            rows_visited: 0,
             bundles_closed: 0,
             bundle_records: 0,
             folded_records: 0,
             update_pairs: 0,
-            suppressed_rows: 0,
         })
     }
 
     pub fn spec(&self) -> &JoinSpec {
-        &self.spec
+        &self.core.spec
     }
 
     pub fn bundle_size(&self) -> usize {
@@ -173,15 +143,11 @@ impl MiniBatchJoinOperator {
                     match next {
                         Some(n) if pairs && c.kind.is_retract() && n.kind.is_accumulate() => {
                             self.update_pairs += 1;
-                            self.join(side, key, Some(c), Some(n), out)?;
+                            self.core.join(side, key, Some(c), Some(n), out)?;
                             i += 2;
                         }
                         _ => {
-                            if c.kind.is_retract() {
-                                self.join(side, key, Some(c), None, out)?;
-                            } else {
-                                self.join(side, key, None, Some(c), out)?;
-                            }
+                            self.core.join_one(side, key, c, out)?;
                             i += 1;
                         }
                     }
@@ -190,173 +156,6 @@ impl MiniBatchJoinOperator {
         }
         Ok(())
     }
-
-    /// Joins, on input `side` under join key `key`, a retraction `old`, an
-    /// accumulate `new`, or both as one update of the same state entry.
-    fn join(
-        &mut self,
-        side: usize,
-        key: &[Value],
-        old: Option<&Change>,
-        new: Option<&Change>,
-        out: &mut Vec<Change>,
-    ) -> OpResult<()> {
-        let input_is_left = side == 0;
-        let is_left_join = self.spec.join_type == JoinType::Left;
-        let input_outer = is_left_join && input_is_left;
-        let other_outer = is_left_join && !input_is_left;
-        let right_arity = self.spec.right_arity;
-        let paired = old.is_some() && new.is_some();
-
-        let flags = &mut self.flags;
-        flags.clear();
-        let matches: Vec<Stored> = if key.iter().any(Value::is_null) {
-            Vec::new()
-        } else {
-            let residual = self.spec.residual.as_ref();
-            let buf = &mut self.joined_buf;
-            let visited = &mut self.rows_visited;
-            let mut holds = |row: &[Value], other: &[Value]| match residual {
-                None => true,
-                Some(p) => {
-                    buf.clear();
-                    if input_is_left {
-                        buf.extend_from_slice(row);
-                        buf.extend_from_slice(other);
-                    } else {
-                        buf.extend_from_slice(other);
-                        buf.extend_from_slice(row);
-                    }
-                    p.is_true(buf)
-                }
-            };
-            self.sides[1 - side].matches(key, |other| {
-                *visited += 1;
-                let o = old.is_some_and(|c| holds(&c.row, other));
-                let n = new.is_some_and(|c| holds(&c.row, other));
-                if o || n {
-                    flags.push((o, n));
-                }
-                o || n
-            })?
-        };
-        let flags = std::mem::take(&mut self.flags);
-        let matched = || matches.iter().zip(flags.iter().copied());
-        let old_total: i64 = matched().filter(|(_, f)| f.0).map(|(m, _)| m.count).sum();
-        let new_total: i64 = matched().filter(|(_, f)| f.1).map(|(m, _)| m.count).sum();
-
-        if let Some(old) = old {
-            // A pair's accumulate overwrites the same state entry.
-            if !paired {
-                self.sides[side].retract(key, &old.row)?;
-            }
-            if old_total == 0 {
-                if input_outer {
-                    out.push(Change::new(RowKind::Delete, padded(&old.row, right_arity)));
-                }
-            } else {
-                let kind = if input_outer {
-                    RowKind::Delete
-                } else {
-                    old.kind
-                };
-                for (m, _) in matched().filter(|(_, f)| f.0) {
-                    for _ in 0..m.count {
-                        out.push(Change::new(kind, joined(input_is_left, &old.row, &m.row)));
-                    }
-                }
-                if other_outer {
-                    for (m, (_, in_new)) in matched().filter(|(_, f)| f.0) {
-                        if in_new {
-                            // Matched again by the accumulate: unchanged.
-                            if m.associations == 1 {
-                                self.suppressed_rows += 2 * m.count as u64;
-                            }
-                            continue;
-                        }
-                        if m.associations == 1 {
-                            for _ in 0..m.count {
-                                out.push(Change::new(RowKind::Insert, padded(&m.row, right_arity)));
-                            }
-                        }
-                        self.sides[1 - side].set_associations(key, &m.row, m.associations - 1)?;
-                    }
-                }
-            }
-        }
-
-        if let Some(new) = new {
-            if input_outer {
-                if new_total == 0 {
-                    out.push(Change::new(RowKind::Insert, padded(&new.row, right_arity)));
-                } else {
-                    for (m, _) in matched().filter(|(_, f)| f.1) {
-                        for _ in 0..m.count {
-                            out.push(Change::new(
-                                RowKind::Insert,
-                                joined(input_is_left, &new.row, &m.row),
-                            ));
-                        }
-                    }
-                }
-                self.sides[side].add(key, &new.row, new_total)?;
-            } else {
-                self.sides[side].add(key, &new.row, 0)?;
-                if new_total > 0 {
-                    let kind = if other_outer {
-                        for (m, (in_old, _)) in matched().filter(|(_, f)| f.1) {
-                            if in_old {
-                                // Its match by the retraction was kept.
-                                continue;
-                            }
-                            if m.associations == 0 {
-                                for _ in 0..m.count {
-                                    out.push(Change::new(
-                                        RowKind::Delete,
-                                        padded(&m.row, right_arity),
-                                    ));
-                                }
-                            }
-                            self.sides[1 - side].set_associations(
-                                key,
-                                &m.row,
-                                m.associations + 1,
-                            )?;
-                        }
-                        RowKind::Insert
-                    } else {
-                        new.kind
-                    };
-                    for (m, _) in matched().filter(|(_, f)| f.1) {
-                        for _ in 0..m.count {
-                            out.push(Change::new(kind, joined(input_is_left, &new.row, &m.row)));
-                        }
-                    }
-                }
-            }
-        }
-        self.flags = flags;
-        Ok(())
-    }
-}
-
-fn joined(input_is_left: bool, row: &[Value], other: &[Value]) -> Row {
-    let (l, r) = if input_is_left {
-        (row, other)
-    } else {
-        (other, row)
-    };
-    let mut out = Vec::with_capacity(l.len() + r.len());
-    out.extend_from_slice(l);
-    out.extend_from_slice(r);
-    out
-}
-
-fn padded(left: &[Value], right_arity: usize) -> Row {
-    let mut out = Vec::with_capacity(left.len() + right_arity);
-    out.extend_from_slice(left);
-    out.resize(left.len() + right_arity, Value::Null);
-    out
 }
 
 impl Operator for MiniBatchJoinOperator {
@@ -377,17 +176,17 @@ impl Operator for MiniBatchJoinOperator {
     }
 
     fn state_reports(&self) -> Vec<StateReport> {
-        vec![self.sides[0].report(), self.sides[1].report()]
+        self.core.state_reports()
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![
-            ("rows_visited", self.rows_visited),
+            ("rows_visited", self.core.rows_visited),
             ("bundles", self.bundles_closed),
             ("bundle_records", self.bundle_records),
             ("folded_records", self.folded_records),
             ("update_pairs", self.update_pairs),
-            ("suppressed_rows", self.suppressed_rows),
+            ("suppressed_rows", self.core.suppressed_rows),
         ]
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod delta_join;
 pub mod join_bundle;
+mod join_core;
 pub mod join_state;
 pub mod mini_batch_join;
 pub mod multi_join;

@@ -1,0 +1,265 @@
+//! The binary regular join's step, shared by the one-record-at-a-time join
+//! ([`super::RegularJoinOperator`]) and the mini-batch join
+//! ([`super::MiniBatchJoinOperator`]): one input record joined against the
+//! other side's state, or a retraction and an accumulate of the same state
+//! entry joined as one update.
+//!
+//! Semantics (see [`super::regular_join`] for the emission order): a
+//! single record is joined exactly as Flink's `StreamingJoinOperator` joins
+//! it, so both operators emit the same rows for it. A pair is the
+//! retraction of a row followed by its replacement, as a folded mini-batch
+//! bundle hands them over: the retraction is joined first, then the
+//! accumulate, against one scan of the other side, and when the other side
+//! is outer, an outer row that both rows match keeps its NULL-padded row
+//! retracted, so the `+I[other+NULL]`/`-D[other+NULL]` the two records
+//! would emit one at a time are not emitted (see
+//! [`super::mini_batch_join`]).
+//!
+//! Rows whose join key contains NULL match nothing (SQL equality).
+
+use super::join_state::{JoinSideState, Stored};
+use super::regular_join::{JoinSpec, JoinType};
+use crate::changelog::{Change, RowKind};
+use crate::operator::OpResult;
+use crate::state::{StateBackend, StateReport};
+use crate::value::{Row, Value};
+
+pub(crate) struct JoinCore {
+    pub(crate) spec: JoinSpec,
+    sides: [JoinSideState; 2],
+    joined_buf: Vec<Value>,
+    /// Per matched row of the current scan: (matches the retraction,
+    /// matches the accumulate).
+    flags: Vec<(bool, bool)>,
+    /// Other-side rows scanned.
+    pub(crate) rows_visited: u64,
+    /// NULL-padded rows a pair did not emit.
+    pub(crate) suppressed_rows: u64,
+}
+
+impl JoinCore {
+    /// Both sides' state, named `left` and `right` in `scope`.
+    pub(crate) fn new(backend: &StateBackend, scope: &str, spec: JoinSpec) -> OpResult<JoinCore> {
+        let left_outer = spec.join_type == JoinType::Left;
+        let left = JoinSideState::new(
+            backend,
+            scope,
+            "left",
+            spec.left_layout.clone(),
+            left_outer,
+            spec.left_arity,
+        )?;
+        let right = JoinSideState::new(
+            backend,
+            scope,
+            "right",
+            spec.right_layout.clone(),
+            false,
+            spec.right_arity,
+        )?;
+        Ok(JoinCore {
+            spec,
+            sides: [left, right],
+            joined_buf: Vec::new(),
+            flags: Vec::new(),
+            rows_visited: 0,
+            suppressed_rows: 0,
+        })
+    }
+
+    pub(crate) fn state_reports(&self) -> Vec<StateReport> {
+        vec![self.sides[0].report(), self.sides[1].report()]
+    }
+
+    /// Joins one record of input `side` (0 left, 1 right) under join key `key`.
+    pub(crate) fn join_one(
+        &mut self,
+        side: usize,
+        key: &[Value],
+        change: &Change,
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
+        if change.kind.is_retract() {
+            self.join(side, key, Some(change), None, out)
+        } else {
+            self.join(side, key, None, Some(change), out)
+        }
+    }
+
+    /// Joins, on input `side` under join key `key`, a retraction `old`, an
+    /// accumulate `new`, or both as one update of the same state entry.
+    pub(crate) fn join(
+        &mut self,
+        side: usize,
+        key: &[Value],
+        old: Option<&Change>,
+        new: Option<&Change>,
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
+        let input_is_left = side == 0;
+        let is_left_join = self.spec.join_type == JoinType::Left;
+        let input_outer = is_left_join && input_is_left;
+        let other_outer = is_left_join && !input_is_left;
+        let right_arity = self.spec.right_arity;
+        let paired = old.is_some() && new.is_some();
+
+        let flags = &mut self.flags;
+        flags.clear();
+        let matches: Vec<Stored> = if key.iter().any(Value::is_null) {
+            Vec::new()
+        } else {
+            let residual = self.spec.residual.as_ref();
+            let buf = &mut self.joined_buf;
+            let visited = &mut self.rows_visited;
+            let mut holds = |row: &[Value], other: &[Value]| match residual {
+                None => true,
+                Some(p) => {
+                    buf.clear();
+                    if input_is_left {
+                        buf.extend_from_slice(row);
+                        buf.extend_from_slice(other);
+                    } else {
+                        buf.extend_from_slice(other);
+                        buf.extend_from_slice(row);
+                    }
+                    p.is_true(buf)
+                }
+            };
+            self.sides[1 - side].matches(key, |other| {
+                *visited += 1;
+                let o = old.is_some_and(|c| holds(&c.row, other));
+                let n = new.is_some_and(|c| holds(&c.row, other));
+                if paired && (o || n) {
+                    flags.push((o, n));
+                }
+                o || n
+            })?
+        };
+        // A single record matches each returned row; only a pair needs
+        // to know which of its two rows matched which.
+        let flags = std::mem::take(&mut self.flags);
+        let single = (old.is_some(), new.is_some());
+        let matched = || {
+            matches
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (m, if paired { flags[i] } else { single }))
+        };
+        let old_total: i64 = matched().filter(|(_, f)| f.0).map(|(m, _)| m.count).sum();
+        let new_total: i64 = matched().filter(|(_, f)| f.1).map(|(m, _)| m.count).sum();
+
+        if let Some(old) = old {
+            // A pair's accumulate overwrites the same state entry.
+            if !paired {
+                self.sides[side].retract(key, &old.row)?;
+            }
+            if old_total == 0 {
+                if input_outer {
+                    out.push(Change::new(RowKind::Delete, padded(&old.row, right_arity)));
+                }
+            } else {
+                let kind = if input_outer {
+                    RowKind::Delete
+                } else {
+                    old.kind
+                };
+                for (m, _) in matched().filter(|(_, f)| f.0) {
+                    for _ in 0..m.count {
+                        out.push(Change::new(kind, joined(input_is_left, &old.row, &m.row)));
+                    }
+                }
+                if other_outer {
+                    for (m, (_, in_new)) in matched().filter(|(_, f)| f.0) {
+                        if in_new {
+                            // Matched again by the accumulate: unchanged.
+                            if m.associations == 1 {
+                                self.suppressed_rows += 2 * m.count as u64;
+                            }
+                            continue;
+                        }
+                        if m.associations == 1 {
+                            for _ in 0..m.count {
+                                out.push(Change::new(RowKind::Insert, padded(&m.row, right_arity)));
+                            }
+                        }
+                        self.sides[1 - side].set_associations(key, &m.row, m.associations - 1)?;
+                    }
+                }
+            }
+        }
+
+        if let Some(new) = new {
+            if input_outer {
+                if new_total == 0 {
+                    out.push(Change::new(RowKind::Insert, padded(&new.row, right_arity)));
+                } else {
+                    for (m, _) in matched().filter(|(_, f)| f.1) {
+                        for _ in 0..m.count {
+                            out.push(Change::new(
+                                RowKind::Insert,
+                                joined(input_is_left, &new.row, &m.row),
+                            ));
+                        }
+                    }
+                }
+                self.sides[side].add(key, &new.row, new_total)?;
+            } else {
+                self.sides[side].add(key, &new.row, 0)?;
+                if new_total > 0 {
+                    let kind = if other_outer {
+                        for (m, (in_old, _)) in matched().filter(|(_, f)| f.1) {
+                            if in_old {
+                                // Its match by the retraction was kept.
+                                continue;
+                            }
+                            if m.associations == 0 {
+                                for _ in 0..m.count {
+                                    out.push(Change::new(
+                                        RowKind::Delete,
+                                        padded(&m.row, right_arity),
+                                    ));
+                                }
+                            }
+                            self.sides[1 - side].set_associations(
+                                key,
+                                &m.row,
+                                m.associations + 1,
+                            )?;
+                        }
+                        RowKind::Insert
+                    } else {
+                        new.kind
+                    };
+                    for (m, _) in matched().filter(|(_, f)| f.1) {
+                        for _ in 0..m.count {
+                            out.push(Change::new(kind, joined(input_is_left, &new.row, &m.row)));
+                        }
+                    }
+                }
+            }
+        }
+        self.flags = flags;
+        Ok(())
+    }
+}
+
+/// `row ++ other` in left-right order.
+fn joined(input_is_left: bool, row: &[Value], other: &[Value]) -> Row {
+    let (l, r) = if input_is_left {
+        (row, other)
+    } else {
+        (other, row)
+    };
+    let mut out = Vec::with_capacity(l.len() + r.len());
+    out.extend_from_slice(l);
+    out.extend_from_slice(r);
+    out
+}
+
+/// A left row padded with NULLs for the right side.
+fn padded(left: &[Value], right_arity: usize) -> Row {
+    let mut out = Vec::with_capacity(left.len() + right_arity);
+    out.extend_from_slice(left);
+    out.resize(left.len() + right_arity, Value::Null);
+    out
+}
