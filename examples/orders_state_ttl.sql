@@ -16,8 +16,8 @@
 --   lab run examples/orders_state_ttl.sql --set lab.clock=deterministic \
 --       --set table.exec.state.ttl='1 s'
 --
--- Compare the state entries of the GroupAggregate. (The operators do not
--- expire state yet; until they do, both runs keep every order.)
+-- Compare the state entries of the GroupAggregate: the first run keeps
+-- every order, the second only the orders written in the last second.
 -- Knobs (table options):
 -- 'lines-per-order', 'max-lag' (how many orders back a line may go),
 -- 'customers', 'customer-zipf-exponent', 'amount-min', 'amount-max'.

@@ -34,6 +34,8 @@ pub struct AggCore {
     minmax: Vec<Option<MapState>>,
     /// Accumulators are deltas (a local aggregate's partials).
     partial: bool,
+    /// A fresh accumulator row, cloned for each new group.
+    init: Row,
 }
 
 /// Why a set of calls cannot be computed in two phases, if it cannot.
@@ -98,12 +100,18 @@ impl AggCore {
                 _ => None,
             });
         }
+        let mut init = Vec::with_capacity(1 + SLOTS * aggs.len());
+        init.push(Value::Int(0));
+        for a in &aggs {
+            init.extend(functions::init(a.kind));
+        }
         Ok(AggCore {
             aggs,
             distinct_call,
             distinct,
             minmax,
             partial: backend.is_none(),
+            init,
         })
     }
 
@@ -113,12 +121,7 @@ impl AggCore {
 
     /// A fresh accumulator row.
     pub fn init_row(&self) -> Row {
-        let mut r = Vec::with_capacity(1 + SLOTS * self.aggs.len());
-        r.push(Value::Int(0));
-        for a in &self.aggs {
-            r.extend(functions::init(a.kind));
-        }
-        r
+        self.init.clone()
     }
 
     /// Width of an accumulator row.

@@ -255,7 +255,8 @@ fn apply_to_slot<'a>(
     let new = core.result_row(key, acc_row);
     match prev {
         None => out.push(Change::new(RowKind::Insert, new)),
-        Some(prev) if prev != new => {
+        // Both rows start with the same key.
+        Some(prev) if prev[key.len()..] != new[key.len()..] => {
             if generate_update_before {
                 out.push(Change::new(RowKind::UpdateBefore, prev));
             }

@@ -251,10 +251,11 @@ impl ValueState {
             return Ok(());
         };
         for (key, _) in t.due() {
-            let t = self.ttl.as_ref().expect("ttl");
-            let stale = dispatch!(&mut self.imp, s => s.get(&key))?.is_some_and(|r| t.expired(&r));
-            if stale {
-                dispatch!(&mut self.imp, s => s.delete(&key))?;
+            let t = self.ttl.as_mut().expect("ttl");
+            match dispatch!(&mut self.imp, s => s.get(&key))? {
+                Some(r) if t.expired(&r) => dispatch!(&mut self.imp, s => s.delete(&key))?,
+                Some(r) => t.requeue(&key, None, &r),
+                None => {}
             }
         }
         Ok(())
@@ -376,11 +377,13 @@ impl MapState {
         };
         for (key, ukey) in t.due() {
             let ukey = ukey.unwrap_or_default();
-            let t = self.ttl.as_ref().expect("ttl");
-            let stale = dispatch_map!(&mut self.imp, s => s.get(&key, &ukey))?
-                .is_some_and(|r| t.expired(&r));
-            if stale {
-                dispatch_map!(&mut self.imp, s => s.delete(&key, &ukey))?;
+            let t = self.ttl.as_mut().expect("ttl");
+            match dispatch_map!(&mut self.imp, s => s.get(&key, &ukey))? {
+                Some(r) if t.expired(&r) => {
+                    dispatch_map!(&mut self.imp, s => s.delete(&key, &ukey))?
+                }
+                Some(r) => t.requeue(&key, Some(&ukey), &r),
+                None => {}
             }
         }
         Ok(())

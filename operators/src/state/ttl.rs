@@ -8,17 +8,22 @@
 //!
 //! Mechanics: a state with a TTL stores its write time as one extra value
 //! at the end of each stored row (9 encoded bytes, counted in logical bytes
-//! as Flink's TTL wrapper's timestamp is). Every write also queues the key
-//! with its deadline; each access first sweeps the queue's expired head,
-//! deleting an entry only if it was not rewritten since. Sweep reads and
-//! deletes are real state accesses and are counted.
+//! as Flink's TTL wrapper's timestamp is). A written key is queued with its
+//! deadline unless it is queued already; each access first sweeps the
+//! queue's expired head: an entry still expired is deleted, one rewritten
+//! since is queued again with the deadline of its last write. So the queue
+//! holds each key once (memory grows with the keys, not the writes), and
+//! an entry leaves the counters at the first access after its deadline, as
+//! if every write had been queued. Sweep reads and deletes are real state
+//! accesses and are counted.
 //!
 //! Time is the state clock, which the executor advances: wall time since
 //! the job started, or, with `lab.clock = deterministic`, one millisecond
 //! per input record read, so tests are reproducible.
 
+use super::heap::{new_map, Map};
 use crate::value::{Row, Value};
-use std::collections::VecDeque;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -39,8 +44,12 @@ impl StateClock {
 pub(crate) struct Ttl {
     pub(crate) ttl_ms: u64,
     pub(crate) clock: StateClock,
-    /// (deadline, key, user key) in write order.
-    pub(crate) queue: VecDeque<(u64, Row, Option<Row>)>,
+    /// (deadline, sequence) → (key, user key), earliest deadline first.
+    queue: BTreeMap<(u64, u64), (Row, Option<Row>)>,
+    sequence: u64,
+    /// The queued entries, as key ++ user key (arities are fixed per state).
+    queued: Map<Row, ()>,
+    probe: Row,
 }
 
 impl Ttl {
@@ -48,7 +57,10 @@ impl Ttl {
         Ttl {
             ttl_ms,
             clock,
-            queue: VecDeque::new(),
+            queue: BTreeMap::new(),
+            sequence: 0,
+            queued: new_map(),
+            probe: Vec::new(),
         }
     }
 
@@ -64,26 +76,55 @@ impl Ttl {
         }
     }
 
-    /// Appends the write time to a row about to be stored, and queues it.
+    /// Appends the write time to a row about to be stored, and queues its
+    /// key unless it is queued already.
     pub(crate) fn stamp(&mut self, row: &mut Row, key: &[Value], ukey: Option<&[Value]>) {
         let now = self.now();
         row.push(Value::Int(now as i64));
-        self.queue.push_back((
-            now.saturating_add(self.ttl_ms),
-            key.to_vec(),
-            ukey.map(<[Value]>::to_vec),
-        ));
+        self.enqueue(now, key, ukey);
     }
 
-    /// Queue entries whose deadline passed.
+    fn enqueue(&mut self, written: u64, key: &[Value], ukey: Option<&[Value]>) {
+        self.probe.clear();
+        self.probe.extend_from_slice(key);
+        self.probe.extend_from_slice(ukey.unwrap_or_default());
+        if self.queued.contains_key(self.probe.as_slice()) {
+            return;
+        }
+        self.queued.insert(self.probe.clone(), ());
+        self.sequence += 1;
+        self.queue.insert(
+            (written.saturating_add(self.ttl_ms), self.sequence),
+            (key.to_vec(), ukey.map(<[Value]>::to_vec)),
+        );
+    }
+
+    /// Queue entries whose deadline passed, taken off the queue; the caller
+    /// deletes those still expired and [`Ttl::requeue`]s the others.
     pub(crate) fn due(&mut self) -> Vec<(Row, Option<Row>)> {
         let now = self.now();
         let mut out = Vec::new();
-        while self.queue.front().is_some_and(|(d, _, _)| *d <= now) {
-            let (_, k, u) = self.queue.pop_front().expect("front exists");
+        while let Some(entry) = self.queue.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let (k, u) = entry.remove();
+            self.probe.clear();
+            self.probe.extend_from_slice(&k);
+            self.probe
+                .extend_from_slice(u.as_deref().unwrap_or_default());
+            self.queued.remove(self.probe.as_slice());
             out.push((k, u));
         }
         out
+    }
+
+    /// Queues a due entry again that was rewritten since it was queued
+    /// (`stored` is its row, write time last).
+    pub(crate) fn requeue(&mut self, key: &[Value], ukey: Option<&[Value]>, stored: &[Value]) {
+        if let Some(Value::Int(t)) = stored.last() {
+            self.enqueue(*t as u64, key, ukey);
+        }
     }
 }
 
@@ -91,4 +132,51 @@ impl Ttl {
 pub(crate) fn strip(mut row: Row) -> Row {
     row.pop();
     row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_queue_holds_each_key_once_and_requeues_rewritten_keys() {
+        let clock = StateClock::default();
+        let mut t = Ttl::new(10, clock.clone());
+        let key = [Value::Int(7)];
+        let mut last = Vec::new();
+        for now in 0..1000 {
+            clock.set(now);
+            last = vec![Value::Int(1)];
+            t.stamp(&mut last, &key, None);
+        }
+        assert_eq!(
+            t.queue.len(),
+            1,
+            "one entry however often the key is written"
+        );
+        // Due at 0 + 10; its last write (999) is not expired then.
+        clock.set(10);
+        let due = t.due();
+        assert_eq!(due, vec![(key.to_vec(), None)]);
+        assert!(!t.expired(&last));
+        t.requeue(&key, None, &last);
+        clock.set(1008);
+        assert!(t.due().is_empty());
+        clock.set(1009);
+        assert_eq!(t.due().len(), 1);
+        assert!(t.expired(&last));
+        assert!(t.queue.is_empty() && t.queued.is_empty());
+    }
+
+    #[test]
+    fn map_entries_of_one_key_queue_apart() {
+        let clock = StateClock::default();
+        let mut t = Ttl::new(5, clock);
+        for u in 0..3 {
+            let mut row = vec![Value::Int(0)];
+            t.stamp(&mut row, &[Value::Int(1)], Some(&[Value::Int(u)]));
+            t.stamp(&mut row, &[Value::Int(1)], Some(&[Value::Int(u)]));
+        }
+        assert_eq!(t.queue.len(), 3);
+    }
 }
