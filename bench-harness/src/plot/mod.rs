@@ -10,10 +10,28 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
 
-/// The chart's width and height in pixels.
-const SIZE: (u32, u32) = (1000, 600);
-/// Width of the legend column.
+/// The plot area's width and the chart's height in pixels.
+const PLOT_SIZE: (u32, u32) = (760, 600);
+/// The narrowest legend column; it widens to fit the longest name.
 const LEGEND_WIDTH: u32 = 240;
+
+/// Width of the legend column: wide enough for every name (about 8.5
+/// pixels a character at the legend's 15-pixel font), so long variant
+/// names are never cut off.
+fn legend_width(c: &LineChart) -> u32 {
+    let longest = c
+        .lines
+        .iter()
+        .map(|l| l.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    LEGEND_WIDTH.max(44 + (longest as f64 * 8.5).ceil() as u32 + 12)
+}
+
+/// The chart's width and height in pixels.
+fn size(c: &LineChart) -> (u32, u32) {
+    (PLOT_SIZE.0 + legend_width(c), PLOT_SIZE.1)
+}
 
 /// How x values are laid out.
 #[derive(Clone, Debug, PartialEq)]
@@ -112,13 +130,13 @@ fn range(values: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> (f64,
 /// Draws `chart` into `png` and `svg`.
 pub fn draw(chart: &LineChart, png: &Path, svg: &Path) -> Result<(), String> {
     {
-        let root = BitMapBackend::new(png, SIZE).into_drawing_area();
+        let root = BitMapBackend::new(png, size(chart)).into_drawing_area();
         draw_on(&root, chart)?;
         root.present()
             .map_err(|e| format!("cannot write {}: {e}", png.display()))?;
     }
     {
-        let root = SVGBackend::new(svg, SIZE).into_drawing_area();
+        let root = SVGBackend::new(svg, size(chart)).into_drawing_area();
         draw_on(&root, chart)?;
         root.present()
             .map_err(|e| format!("cannot write {}: {e}", svg.display()))?;
@@ -169,7 +187,7 @@ where
 {
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(err)?;
-    let (plot_area, legend) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+    let (plot_area, legend) = root.split_horizontally(PLOT_SIZE.0);
 
     let xs = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
     let ys = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
@@ -305,6 +323,29 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_legend_widens_for_long_names() {
+        let chart = |names: &[&str]| LineChart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x: XAxis::Numeric,
+            log_x: false,
+            log_y: false,
+            lines: names
+                .iter()
+                .map(|n| Line {
+                    name: n.to_string(),
+                    points: vec![(1.0, 1.0)],
+                })
+                .collect(),
+        };
+        assert_eq!(size(&chart(&["heap", "rocksdb-mb10k"])), (1000, 600));
+        let long = "rocksdb-multijoin-amplified-4rows";
+        let (w, _) = size(&chart(&["heap", long]));
+        assert!(w > 1000 && w - PLOT_SIZE.0 >= 44 + 8 * long.len() as u32);
+    }
 
     #[test]
     fn labels_and_ranges() {
