@@ -33,6 +33,12 @@ pub trait Operator: Send {
         Ok(())
     }
 
+    /// Records held in an open mini-batch bundle (as they arrived, before
+    /// folding); the executor dates its latency samples by them.
+    fn buffered(&self) -> usize {
+        0
+    }
+
     /// Every state the operator keeps, with its counters.
     fn state_reports(&self) -> Vec<StateReport> {
         Vec::new()

@@ -337,6 +337,10 @@ impl Operator for GroupAggregateOperator {
         self.close_bundle(out)
     }
 
+    fn buffered(&self) -> usize {
+        self.bundle.as_ref().map_or(0, |b| b.records.len())
+    }
+
     fn state_reports(&self) -> Vec<StateReport> {
         let mut r = vec![self.acc.report()];
         r.extend(self.core.state_reports());

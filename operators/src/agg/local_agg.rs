@@ -93,4 +93,8 @@ impl Operator for LocalAggregateOperator {
         self.flush(out);
         Ok(())
     }
+
+    fn buffered(&self) -> usize {
+        self.buffered
+    }
 }

@@ -52,24 +52,64 @@ impl Exchange {
                 }
                 out
             }
-            Exchange::Hash(keys) => {
+            Exchange::Hash(_) => {
                 if parallelism == 1 {
                     return vec![upstream.into_iter().flatten().collect()];
                 }
+                let unstamped: Vec<Option<()>> = vec![None; upstream.len()];
+                self.route_stamped(upstream, &unstamped, parallelism).0
+            }
+        }
+    }
+
+    /// [`Exchange::route`], carrying a stamp per partition (the ingestion
+    /// time of its oldest record): each downstream partition gets the
+    /// oldest stamp among the upstream partitions that sent it a record.
+    pub fn route_stamped<T: Copy + Ord>(
+        &self,
+        upstream: Vec<Vec<Change>>,
+        stamps: &[Option<T>],
+        parallelism: usize,
+    ) -> (Vec<Vec<Change>>, Vec<Option<T>>) {
+        let oldest = |parts: &[Vec<Change>]| {
+            parts
+                .iter()
+                .zip(stamps)
+                .filter(|(p, _)| !p.is_empty())
+                .filter_map(|(_, s)| *s)
+                .min()
+        };
+        match self {
+            Exchange::Hash(keys) if parallelism > 1 => {
                 let total: usize = upstream.iter().map(Vec::len).sum();
                 let mut out: Vec<Vec<Change>> = (0..parallelism)
                     .map(|_| Vec::with_capacity(total / parallelism + 1))
                     .collect();
+                let mut out_stamps: Vec<Option<T>> = vec![None; parallelism];
                 let mut key: Vec<Value> = Vec::with_capacity(keys.len());
-                for part in upstream {
+                for (part, stamp) in upstream.into_iter().zip(stamps) {
                     for c in part {
                         key.clear();
                         key.extend(keys.iter().map(|&i| c.row[i].clone()));
                         let target = (stable_hash(&key) % parallelism as u64) as usize;
                         out[target].push(c);
+                        if let Some(s) = stamp {
+                            let t = &mut out_stamps[target];
+                            *t = Some(t.map_or(*s, |t| t.min(*s)));
+                        }
                     }
                 }
-                out
+                (out, out_stamps)
+            }
+            Exchange::Forward if upstream.len() == parallelism => (upstream, stamps.to_vec()),
+            _ => {
+                let stamp = oldest(&upstream);
+                let out = self.route(upstream, parallelism);
+                let stamps = out
+                    .iter()
+                    .map(|p| if p.is_empty() { None } else { stamp })
+                    .collect();
+                (out, stamps)
             }
         }
     }

@@ -25,6 +25,13 @@ pub trait ChangeSource: Send {
     }
 }
 
+/// What one subtask gets for a batch: the operator and the date of its
+/// held records, the batch and its date, and its load counters.
+type SubtaskInput<'a> = (
+    (&'a mut Box<dyn Operator>, &'a mut Option<Instant>),
+    ((Vec<Change>, Option<Instant>), &'a mut SubtaskLoad),
+);
+
 /// Source batches a reader thread hands over at once (one wake-up of the
 /// job per group, not per batch), and groups it keeps ready.
 const READ_AHEAD_GROUP: usize = 8;
@@ -98,6 +105,8 @@ struct Stage {
     name: String,
     subtasks: Vec<Box<dyn Operator>>,
     load: Vec<SubtaskLoad>,
+    /// Per subtask: ingestion time of the oldest record its open bundle holds.
+    held_since: Vec<Option<Instant>>,
     output: Option<(Target, Exchange)>,
     shuffled: u64,
 }
@@ -138,6 +147,7 @@ impl JobBuilder {
             name: name.into(),
             subtasks,
             load: vec![SubtaskLoad::default(); n],
+            held_since: vec![None; n],
             output: None,
             shuffled: 0,
         });
@@ -178,7 +188,6 @@ impl JobBuilder {
             sink,
             options,
             latencies: Vec::new(),
-            pending_since: None,
         })
     }
 }
@@ -203,10 +212,8 @@ pub struct Job {
     stages: Vec<Stage>,
     sink: SinkCollector,
     options: JobOptions,
-    /// (latency, rows) per sink delivery.
+    /// (latency, rows) per partition delivered to the sink.
     latencies: Vec<(Duration, u64)>,
-    /// Ingestion time of the oldest batch not yet reflected at the sink.
-    pending_since: Option<Instant>,
 }
 
 impl Job {
@@ -278,9 +285,8 @@ impl Job {
                 self.options.backend.clock().set(now);
                 // Latency counts from when the batch enters the plan (time
                 // a read-ahead batch waited for the job is the source's).
-                self.pending_since.get_or_insert_with(Instant::now);
                 let (target, exchange) = outputs[s].clone();
-                self.push(target, &exchange, vec![batch])?;
+                self.push(target, &exchange, vec![batch], vec![Some(Instant::now())])?;
                 progress(input_rows);
                 if let Some(lat) = self.options.bundle_latency {
                     if last_flush.elapsed() >= lat {
@@ -301,45 +307,54 @@ impl Job {
     /// Closes every stage's bundle, upstream first, pushing what it emits.
     fn flush_all(&mut self) -> OpResult<()> {
         for s in 0..self.stages.len() {
-            let outputs: Vec<OpResult<Vec<Change>>> = self.stages[s]
-                .subtasks
-                .iter_mut()
-                .map(|op| {
-                    let mut out = Vec::new();
-                    op.finish_bundle(&mut out).map(|_| out)
-                })
-                .collect();
-            let outputs = outputs.into_iter().collect::<OpResult<Vec<_>>>()?;
-            for (load, o) in self.stages[s].load.iter_mut().zip(&outputs) {
+            let stage = &mut self.stages[s];
+            let mut outputs = Vec::with_capacity(stage.subtasks.len());
+            let mut stamps = Vec::with_capacity(stage.subtasks.len());
+            for (op, held) in stage.subtasks.iter_mut().zip(stage.held_since.iter_mut()) {
+                let mut out = Vec::new();
+                op.finish_bundle(&mut out)?;
+                stamps.push((!out.is_empty()).then(|| held.unwrap_or_else(Instant::now)));
+                if op.buffered() == 0 {
+                    *held = None;
+                }
+                outputs.push(out);
+            }
+            for (load, o) in stage.load.iter_mut().zip(&outputs) {
                 load.records_out += o.len() as u64;
             }
             if outputs.iter().any(|o| !o.is_empty()) {
-                let (target, exchange) = self.stages[s].output.clone().expect("checked in build");
-                self.push(target, &exchange, outputs)?;
+                let (target, exchange) = stage.output.clone().expect("checked in build");
+                self.push(target, &exchange, outputs, stamps)?;
             }
         }
         Ok(())
     }
 
+    /// Pushes `partitions` through the tree. `stamps[i]` is the ingestion
+    /// time of the oldest record partition `i` stands for: its own records
+    /// for a source batch, and for an operator's output also the records
+    /// its bundle held, so a delivery's latency is that of its oldest row.
     fn push(
         &mut self,
         target: Target,
         exchange: &Exchange,
         partitions: Vec<Vec<Change>>,
+        stamps: Vec<Option<Instant>>,
     ) -> OpResult<()> {
         match target {
             Target::Sink => {
+                for (part, stamp) in partitions.iter().zip(&stamps) {
+                    if !part.is_empty() {
+                        let since = stamp.unwrap_or_else(Instant::now);
+                        self.latencies.push((since.elapsed(), part.len() as u64));
+                    }
+                }
                 let batch: Vec<Change> = if partitions.len() == 1 {
                     partitions.into_iter().next().unwrap_or_default()
                 } else {
                     partitions.into_iter().flatten().collect()
                 };
                 if !batch.is_empty() {
-                    // Latency of a delivery: since the oldest batch that was
-                    // waiting for it (one batch one record at a time; the
-                    // bundle's first batch with mini-batch).
-                    let since = self.pending_since.take().unwrap_or_else(Instant::now);
-                    self.latencies.push((since.elapsed(), batch.len() as u64));
                     self.sink.consume(batch);
                 }
                 Ok(())
@@ -350,40 +365,77 @@ impl Job {
                 if matches!(exchange, Exchange::Hash(_)) {
                     stage.shuffled += partitions.iter().map(|b| b.len() as u64).sum::<u64>();
                 }
-                let batches = exchange.route(partitions, p);
-                let run = |(op, (batch, load)): (
-                    &mut Box<dyn Operator>,
-                    (Vec<Change>, &mut SubtaskLoad),
-                )| {
+                let (batches, in_stamps) = exchange.route_stamped(partitions, &stamps, p);
+                let run = |((op, held), ((batch, stamp), load)): SubtaskInput| {
                     let t = Instant::now();
-                    load.records_in += batch.len() as u64;
-                    let mut out = Vec::with_capacity(batch.len());
+                    let n = batch.len();
+                    load.records_in += n as u64;
+                    let before = op.buffered();
+                    let mut out = Vec::with_capacity(n);
                     let r = op.process(input, batch, &mut out);
                     load.records_out += out.len() as u64;
                     load.busy += t.elapsed();
-                    r.map(|_| out)
+                    let after = op.buffered();
+                    // Fewer held than held before plus this batch: a bundle
+                    // closed (or the operator holds nothing), so the output
+                    // may carry the held records, and what is held now
+                    // arrived with this batch.
+                    let closed = after < before + n;
+                    let oldest = match (*held, stamp) {
+                        (Some(h), Some(s)) => Some(h.min(s)),
+                        (h, s) => h.or(s),
+                    };
+                    let out_stamp = if out.is_empty() {
+                        None
+                    } else if closed {
+                        oldest
+                    } else {
+                        stamp
+                    };
+                    *held = match (after, closed) {
+                        (0, _) => None,
+                        (_, true) => stamp,
+                        (_, false) => oldest,
+                    };
+                    r.map(|_| (out, out_stamp))
                 };
-                let outputs: Vec<OpResult<Vec<Change>>> = if p == 1 {
+                let outputs: Vec<OpResult<(Vec<Change>, Option<Instant>)>> = if p == 1 {
                     stage
                         .subtasks
                         .iter_mut()
-                        .zip(batches.into_iter().zip(stage.load.iter_mut()))
+                        .zip(stage.held_since.iter_mut())
+                        .zip(
+                            batches
+                                .into_iter()
+                                .zip(in_stamps)
+                                .zip(stage.load.iter_mut()),
+                        )
                         .map(run)
                         .collect()
                 } else {
                     stage
                         .subtasks
                         .par_iter_mut()
-                        .zip(batches.into_par_iter().zip(stage.load.par_iter_mut()))
+                        .zip(stage.held_since.par_iter_mut())
+                        .zip(
+                            batches
+                                .into_par_iter()
+                                .zip(in_stamps.into_par_iter())
+                                .zip(stage.load.par_iter_mut()),
+                        )
                         .map(run)
                         .collect()
                 };
-                let outputs = outputs.into_iter().collect::<OpResult<Vec<_>>>()?;
+                let (outputs, stamps): (Vec<Vec<Change>>, Vec<Option<Instant>>) = outputs
+                    .into_iter()
+                    .collect::<OpResult<Vec<_>>>()?
+                    .into_iter()
+                    .unzip();
                 if outputs.iter().all(Vec::is_empty) {
                     return Ok(());
                 }
                 let (next, next_exchange) = stage.output.clone().expect("checked in build");
-                self.push(next, &next_exchange, outputs)
+                self.push(next, &next_exchange, outputs, stamps)
             }
         }
     }

@@ -82,7 +82,13 @@ impl StageReport {
     }
 }
 
-/// Ingestion-to-emission latency of the rows the sink received.
+/// Ingestion-to-emission latency of the rows the sink received, weighted
+/// by rows. A source batch is dated when it enters the plan; an operator's
+/// output carries the date of the oldest record it stands for (the oldest
+/// held in a mini-batch bundle that closed, else its input batch's), and an
+/// exchange gives each downstream partition the oldest date among the
+/// partitions that sent it rows. A row's latency is measured when the sink
+/// receives it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LatencyStats {
     pub p50: Duration,

@@ -25,6 +25,9 @@
 //! Mini-batch bundles close when an operator's own size trigger fires, when
 //! `allow-latency` has passed since the last close (checked between
 //! batches), and at end of input, where stages are flushed upstream first.
+//! Latency samples are dated per subtask (see [`LatencyStats`]): a bundle
+//! that closes late on one subtask is not hidden by another that closed
+//! early.
 
 pub mod exchange;
 pub mod job;

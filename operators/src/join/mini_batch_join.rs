@@ -175,6 +175,10 @@ impl Operator for MiniBatchJoinOperator {
         self.close_bundle(out)
     }
 
+    fn buffered(&self) -> usize {
+        self.buffered
+    }
+
     fn state_reports(&self) -> Vec<StateReport> {
         self.core.state_reports()
     }
