@@ -15,4 +15,5 @@ pub mod join;
 pub mod lookup;
 pub mod operator;
 pub mod sink;
+pub mod sink_materializer;
 pub mod state;

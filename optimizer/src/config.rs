@@ -22,6 +22,7 @@
 //! | `table.exec.delta-join.left.cache-size` | Long (>= 1) | `10000` |
 //! | `table.exec.delta-join.right.cache-size` | Long (>= 1) | `10000` |
 //! | `table.exec.state.ttl` | Duration | `0 ms` |
+//! | `table.exec.sink.upsert-materialize` | Enum | `AUTO` |
 //! | `parallelism.default` | Integer (>= 1) | `1` |
 //! | `state.backend.type` | Enum | `hashmap` |
 //! | `lab.source.batch-size` | Integer (>= 1) | `1024` |
@@ -45,6 +46,7 @@ pub const DELTA_JOIN_CACHE_ENABLED: &str = "table.exec.delta-join.cache-enabled"
 pub const DELTA_JOIN_LEFT_CACHE_SIZE: &str = "table.exec.delta-join.left.cache-size";
 pub const DELTA_JOIN_RIGHT_CACHE_SIZE: &str = "table.exec.delta-join.right.cache-size";
 pub const STATE_TTL: &str = "table.exec.state.ttl";
+pub const SINK_UPSERT_MATERIALIZE: &str = "table.exec.sink.upsert-materialize";
 pub const PARALLELISM_DEFAULT: &str = "parallelism.default";
 pub const STATE_BACKEND_TYPE: &str = "state.backend.type";
 pub const LAB_SOURCE_BATCH_SIZE: &str = "lab.source.batch-size";
@@ -94,6 +96,7 @@ impl KeyInfo {
 
 const AGG_PHASES: &[&str] = &["AUTO", "ONE_PHASE", "TWO_PHASE"];
 const DELTA_STRATEGIES: &[&str] = &["AUTO", "FORCE", "NONE"];
+const MATERIALIZE: &[&str] = &["NONE", "AUTO", "FORCE"];
 const BACKENDS: &[&str] = &["hashmap", "rocksdb"];
 const CLOCKS: &[&str] = &["processing", "deterministic"];
 
@@ -201,6 +204,15 @@ static KEYS: &[KeyInfo] = &[
         "How long idle state is kept; 0 ms keeps it forever.",
     ),
     key(
+        SINK_UPSERT_MATERIALIZE,
+        ValueType::Enum(MATERIALIZE),
+        "AUTO",
+        "Whether a SinkUpsertMaterializer keys an updating result by the \
+         sink's primary key: AUTO (when the query's unique key is not within \
+         the primary key), FORCE (whenever the sink has a primary key), or \
+         NONE (never; the lab then refuses such a sink).",
+    ),
+    key(
         PARALLELISM_DEFAULT,
         ValueType::Integer { min: Some(1) },
         "1",
@@ -266,6 +278,24 @@ pub enum DeltaJoinStrategy {
     Auto,
     Force,
     None,
+}
+
+/// `table.exec.sink.upsert-materialize`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UpsertMaterialize {
+    None,
+    Auto,
+    Force,
+}
+
+impl UpsertMaterialize {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpsertMaterialize::None => "NONE",
+            UpsertMaterialize::Auto => "AUTO",
+            UpsertMaterialize::Force => "FORCE",
+        }
+    }
 }
 
 /// `state.backend.type`.
@@ -334,6 +364,7 @@ macro_rules! display_as_str {
 display_as_str!(
     AggPhaseStrategy,
     DeltaJoinStrategy,
+    UpsertMaterialize,
     StateBackendKind,
     ClockKind
 );
@@ -555,6 +586,15 @@ impl Config {
             "FORCE" => DeltaJoinStrategy::Force,
             "NONE" => DeltaJoinStrategy::None,
             _ => DeltaJoinStrategy::Auto,
+        }
+    }
+
+    /// `table.exec.sink.upsert-materialize`
+    pub fn sink_upsert_materialize(&self) -> UpsertMaterialize {
+        match self.enumeration(SINK_UPSERT_MATERIALIZE) {
+            "NONE" => UpsertMaterialize::None,
+            "FORCE" => UpsertMaterialize::Force,
+            _ => UpsertMaterialize::Auto,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use optimizer::config::{
     self, format_duration, parse_duration, AggPhaseStrategy, ClockKind, Config, DeltaJoinStrategy,
-    StateBackendKind,
+    StateBackendKind, UpsertMaterialize,
 };
 use optimizer::error::ErrorKind;
 use std::path::PathBuf;
@@ -34,6 +34,7 @@ fn every_default() {
     assert_eq!(c.delta_join_left_cache_size(), 10000);
     assert_eq!(c.delta_join_right_cache_size(), 10000);
     assert_eq!(c.state_ttl(), Duration::ZERO);
+    assert_eq!(c.sink_upsert_materialize(), UpsertMaterialize::Auto);
     assert_eq!(c.parallelism(), 1);
     assert_eq!(c.state_backend(), StateBackendKind::HashMap);
     assert_eq!(c.source_batch_size(), 1024);
@@ -59,6 +60,7 @@ fn entries_list_every_key_in_canonical_text() {
         ("table.exec.delta-join.left.cache-size", "10000"),
         ("table.exec.delta-join.right.cache-size", "10000"),
         ("table.exec.state.ttl", "0 ms"),
+        ("table.exec.sink.upsert-materialize", "AUTO"),
         ("parallelism.default", "1"),
         ("state.backend.type", "hashmap"),
         ("lab.source.batch-size", "1024"),
@@ -76,7 +78,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 18);
+    assert_eq!(keys.len(), 19);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(

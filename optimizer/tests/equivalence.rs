@@ -451,6 +451,52 @@ proptest! {
     }
 }
 
+/// Sinks keyed on another key than the query's unique key: a
+/// SinkUpsertMaterializer keys the result by the sink's primary key. Each
+/// result is unique on that key, as a user declaring it promises.
+const MATERIALIZED_QUERIES: &[(&str, &str)] = &[
+    (
+        // A LEFT join that matches each b row at most once: unique on b.id.
+        "id INT, w INT, n BIGINT, PRIMARY KEY (id) NOT ENFORCED",
+        "SELECT b.id, b.w, t.n FROM b LEFT JOIN (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t \
+         ON b.k = t.k",
+    ),
+    (
+        // The primary key holds an updated column: an update moves the row.
+        "k INT, n BIGINT, n2 BIGINT, PRIMARY KEY (k, n) NOT ENFORCED",
+        "SELECT k, n, n * 2 FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t",
+    ),
+    (
+        // The query's own unique key: materialized only when forced.
+        "k INT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED",
+        "SELECT k, COUNT(*) AS n FROM a GROUP BY k",
+    ),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_materialized_sink_matches_the_oracle(
+        sources in inputs(),
+        batch in prop_oneof![Just(1usize), Just(1024)],
+    ) {
+        let sql = script_for(MATERIALIZED_QUERIES);
+        for mode in ["AUTO", "FORCE"] {
+            for backend in ["hashmap", "rocksdb"] {
+                for p in [1usize, 4] {
+                    check_script(&sql, &sources, &[
+                        ("table.exec.sink.upsert-materialize", mode.to_string()),
+                        ("state.backend.type", backend.to_string()),
+                        ("parallelism.default", p.to_string()),
+                        ("lab.source.batch-size", batch.to_string()),
+                    ])?;
+                }
+            }
+        }
+    }
+}
+
 /// Delta join inputs: an insert-only table and an upsert table without
 /// deletes whose join key is part of its primary key, both indexed by `k`.
 const DELTA_DDL: &str = "

@@ -85,10 +85,13 @@ fn type_name(kind: &NodeKind) -> &'static str {
         NodeKind::Join { .. } => "stream-exec-join_1",
         NodeKind::MultiJoin { .. } => "stream-exec-multi-join_1",
         NodeKind::DeltaJoin { .. } => "stream-exec-delta-join_1",
+        // Flink folds it into its sink node (`upsertMaterialize`).
+        NodeKind::SinkMaterializer { .. } => "stream-exec-sink-upsert-materializer_1",
     }
 }
 
-const TYPES: [&str; 9] = [
+const TYPES: [&str; 10] = [
+    "stream-exec-sink-upsert-materializer_1",
     "stream-exec-table-source-scan_1",
     "stream-exec-calc_1",
     "stream-exec-global-group-aggregate_1",
@@ -120,6 +123,7 @@ fn output_type(schema: &Schema) -> String {
 fn states(kind: &NodeKind) -> Vec<(String, &StateTtl)> {
     match kind {
         NodeKind::GroupAggregate { ttl, .. } => vec![("groupAggregateState".into(), ttl)],
+        NodeKind::SinkMaterializer { ttl, .. } => vec![("sinkMaterializeState".into(), ttl)],
         NodeKind::Join { ttl, .. } => vec![
             ("leftState".into(), &ttl[0]),
             ("rightState".into(), &ttl[1]),
@@ -255,7 +259,9 @@ pub fn load(json: &str, file: &str) -> Result<PhysicalPlan> {
             ));
         }
         match &mut kind {
-            NodeKind::GroupAggregate { ttl, .. } => *ttl = ttls[0].clone(),
+            NodeKind::GroupAggregate { ttl, .. } | NodeKind::SinkMaterializer { ttl, .. } => {
+                *ttl = ttls[0].clone()
+            }
             NodeKind::Join { ttl, .. } => *ttl = [ttls[0].clone(), ttls[1].clone()],
             NodeKind::MultiJoin { ttls: t, .. } => *t = ttls,
             _ => {}

@@ -147,6 +147,12 @@ pub fn describe(node: &PhysicalNode) -> String {
             let cond = join_condition(node, left_keys, right_keys, residual.as_ref());
             format!("DeltaJoin(joinType=[InnerJoin], where=[{cond}])")
         }
+        NodeKind::SinkMaterializer { primary_key, .. } => {
+            format!(
+                "SinkMaterializer(pk=[{}])",
+                field_names(&node.schema, primary_key)
+            )
+        }
         NodeKind::MultiJoin {
             keys,
             join_types,
@@ -299,6 +305,9 @@ fn annotations(node: &PhysicalNode) -> String {
         NodeKind::LocalGroupAggregate { bundle_size, .. } => {
             format!(", miniBatch=[size={bundle_size}]")
         }
+        NodeKind::SinkMaterializer { ttl, .. } => {
+            format!(", stateTtl=[{}]", ttl.describe())
+        }
         NodeKind::Join {
             mini_batch,
             note,
@@ -408,9 +417,15 @@ pub fn explain(plan: &PhysicalPlan) -> String {
         }
         _ => String::new(),
     };
+    // Flink folds the materializer into its sink node and says so there.
+    let materialize = if matches!(plan.root.kind, NodeKind::SinkMaterializer { .. }) {
+        ", upsertMaterialize=[true]"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "Sink(table=[{}], fields=[{}]{upsert}, changelogMode=[NONE])",
+        "Sink(table=[{}], fields=[{}]{upsert}{materialize}, changelogMode=[NONE])",
         sink.name,
         plan.root.schema.names().join(", ")
     );

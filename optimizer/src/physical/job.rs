@@ -19,6 +19,7 @@ use operators::join::{
 use operators::lookup::{IndexLookupStore, StoreWritingSource};
 use operators::operator::Operator;
 use operators::sink::SinkCollector;
+use operators::sink_materializer::SinkUpsertMaterializer;
 use operators::state::{BackendKind, StateBackend};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -249,6 +250,26 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
                         let o = if *global { o.with_partial_input() } else { o };
                         Box::new(o) as Box<dyn Operator>
                     })
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(err)?;
+            let s = b.add_stage(describe(node), subtasks);
+            connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
+            Ok(Out::Stage(s))
+        }
+        NodeKind::SinkMaterializer { primary_key, ttl } => {
+            let up = add_node(&node.inputs[0], ctx, b)?;
+            let scope = format!("{id}-SinkMaterializer");
+            backend.set_ttl(&scope, "*", Duration::from_millis(ttl.ms));
+            let subtasks = (0..node.parallelism)
+                .map(|_| {
+                    SinkUpsertMaterializer::new(
+                        backend,
+                        &scope,
+                        primary_key.clone(),
+                        node.schema.len(),
+                    )
+                    .map(|o| Box::new(o) as Box<dyn Operator>)
                 })
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(err)?;

@@ -73,6 +73,14 @@ pub enum NodeKind {
         left_cache_size: usize,
         right_cache_size: usize,
     },
+    /// Keys an updating result by the sink's primary key (Flink's
+    /// `SinkUpsertMaterializer`), when the query's unique key differs.
+    SinkMaterializer {
+        primary_key: Vec<usize>,
+        /// Idle state retention of its state.
+        #[serde(skip, default)]
+        ttl: StateTtl,
+    },
     /// One join over N inputs sharing a common key; keeps only the inputs.
     MultiJoin {
         /// Common key columns per input.
@@ -194,6 +202,7 @@ impl PhysicalNode {
                 right_keys.clone()
             }),
             NodeKind::MultiJoin { keys, .. } => Exchange::Hash(keys[i].clone()),
+            NodeKind::SinkMaterializer { primary_key, .. } => Exchange::Hash(primary_key.clone()),
             NodeKind::Calc { .. } | NodeKind::Expand { .. } | NodeKind::Source { .. } => {
                 if same_parallelism {
                     Exchange::Forward

@@ -16,7 +16,7 @@ use super::plan::{NodeKind, PhysicalNode, PhysicalPlan, SinkPlan};
 use super::rules::state_ttl::{self, StateTtl};
 use super::rules::{agg_strategy, multi_join, split_distinct};
 use crate::catalog_view::CatalogView;
-use crate::config::Config;
+use crate::config::{Config, UpsertMaterialize};
 use crate::error::{PlanError, Result};
 use crate::logical::{AggFunc, InsertStatement, LogicalPlan, Schema};
 use operators::agg::{AggKind, AggSpec};
@@ -41,25 +41,43 @@ pub fn plan_insert(
         .get("connector")
         .map(String::as_str)
         .unwrap_or("");
+    // A sink keyed on another key than the query's unique key gets a
+    // SinkUpsertMaterializer (`table.exec.sink.upsert-materialize`).
+    let mut materialize: Option<Vec<usize>> = None;
     let encoding = match &sink_table.primary_key {
         Some(pk) => {
             let mut want = pk.clone();
             want.sort_unstable();
-            let mut have = root.unique_key.clone();
+            // The unique key can key an upsert sink only if each key's
+            // changes reach the sink in order.
+            let mut have = root
+                .unique_key
+                .clone()
+                .filter(|_| changes_ordered_by_unique_key(&root));
             if let Some(h) = &mut have {
                 h.sort_unstable();
             }
-            if !root.is_insert_only() && have.as_ref() != Some(&want) {
-                return Err(PlanError::plan(format!(
-                    "sink '{}' has PRIMARY KEY ({}) but the query's unique key is {}; \
-                     declare the sink's primary key as the query's unique key (the lab inserts no upsert materializer)",
-                    sink_table.name,
-                    field_names(&sink_table.schema, pk),
-                    match &root.unique_key {
-                        Some(k) => format!("({})", field_names(&root.schema, k)),
-                        None => "unknown".to_string(),
-                    }
-                )));
+            let mismatch = !root.is_insert_only() && have.as_ref() != Some(&want);
+            let mode = config.sink_upsert_materialize();
+            match mode {
+                UpsertMaterialize::Force => materialize = Some(pk.clone()),
+                UpsertMaterialize::Auto if mismatch => materialize = Some(pk.clone()),
+                UpsertMaterialize::None if mismatch => {
+                    return Err(PlanError::plan(format!(
+                        "sink '{}' has PRIMARY KEY ({}) but the query's unique key is {}, and \
+                         '{}' = 'NONE' forbids the SinkUpsertMaterializer that would key the \
+                         result by ({}); use AUTO or FORCE, or declare the query's unique key",
+                        sink_table.name,
+                        field_names(&sink_table.schema, pk),
+                        match &root.unique_key {
+                            Some(k) => format!("({})", field_names(&root.schema, k)),
+                            None => "unknown".to_string(),
+                        },
+                        crate::config::SINK_UPSERT_MATERIALIZE,
+                        field_names(&sink_table.schema, pk),
+                    )));
+                }
+                _ => {}
             }
             SinkEncoding::Upsert { key: pk.clone() }
         }
@@ -74,7 +92,12 @@ pub fn plan_insert(
         None => SinkEncoding::Retract,
     };
     let needs_ub = !matches!(encoding, SinkEncoding::Upsert { .. });
-    super::rules::delta_join::apply(&mut root, !needs_ub, config)?;
+    // Duplicates a delta join may emit are harmless only to an upsert sink
+    // on the join's own unique key.
+    super::rules::delta_join::apply(&mut root, !needs_ub && materialize.is_none(), config)?;
+    if let Some(pk) = materialize {
+        root = sink_materializer(root, pk, config);
+    }
     assign_update_before(&mut root, needs_ub);
     Ok(PhysicalPlan {
         root,
@@ -83,6 +106,64 @@ pub fn plan_insert(
             encoding,
         },
     })
+}
+
+/// Whether the changes of each value of `node`'s unique key leave it in
+/// the order they happened (Flink calls such a key an upsert key). A
+/// source's and an aggregate's do. A join's do when its unique key holds
+/// the join key (of either side): then every change of one key value is
+/// joined on one subtask. Otherwise an update that changes the join key
+/// is retracted on one subtask and re-added on another, and the two can
+/// reach the sink in either order (Flink keeps an input's upsert key
+/// through a join only if it contains the join key, for the same reason).
+/// Whole rows stay in order either way: a row is retracted on the
+/// subtask that added it.
+fn changes_ordered_by_unique_key(node: &PhysicalNode) -> bool {
+    let Some(key) = &node.unique_key else {
+        return false;
+    };
+    let holds = |cols: &[usize], offset: usize| cols.iter().all(|c| key.contains(&(c + offset)));
+    match &node.kind {
+        NodeKind::Source { .. } | NodeKind::GroupAggregate { .. } => true,
+        NodeKind::Calc { .. } | NodeKind::Expand { .. } => {
+            node.inputs.iter().all(changes_ordered_by_unique_key)
+        }
+        NodeKind::Join {
+            left_keys,
+            right_keys,
+            ..
+        }
+        | NodeKind::DeltaJoin {
+            left_keys,
+            right_keys,
+            ..
+        } => holds(left_keys, 0) || holds(right_keys, node.inputs[0].schema.len()),
+        NodeKind::MultiJoin { keys, .. } => holds(&keys[0], 0),
+        NodeKind::LocalGroupAggregate { .. } | NodeKind::SinkMaterializer { .. } => false,
+    }
+}
+
+/// `root` keyed by the sink's primary key `pk` (before: `Sink <- root`;
+/// after: `Sink <- SinkMaterializer(pk) <- root`, hashed on `pk`). It emits
+/// upserts: `+I`/`+U`, and `-D` when its input retracts.
+fn sink_materializer(root: PhysicalNode, pk: Vec<usize>, config: &Config) -> PhysicalNode {
+    let changelog = ChangelogMode {
+        insert: true,
+        update_before: false,
+        update_after: true,
+        delete: !root.is_insert_only(),
+    };
+    PhysicalNode {
+        kind: NodeKind::SinkMaterializer {
+            primary_key: pk.clone(),
+            ttl: state_ttl::ttl_for(None, &[], config),
+        },
+        schema: root.schema.clone(),
+        changelog,
+        unique_key: Some(pk),
+        parallelism: config.parallelism(),
+        inputs: vec![root],
+    }
 }
 
 pub fn node_label(n: &PhysicalNode) -> String {
@@ -95,6 +176,7 @@ pub fn node_label(n: &PhysicalNode) -> String {
         NodeKind::Join { .. } => "Join".into(),
         NodeKind::MultiJoin { .. } => "MultiJoin".into(),
         NodeKind::DeltaJoin { .. } => "DeltaJoin".into(),
+        NodeKind::SinkMaterializer { .. } => "SinkMaterializer".into(),
     }
 }
 
@@ -471,7 +553,10 @@ fn assign_update_before(node: &mut PhysicalNode, needed: bool) {
                 assign_update_before(c, true);
             }
         }
-        NodeKind::LocalGroupAggregate { .. } | NodeKind::Expand { .. } => {
+        NodeKind::LocalGroupAggregate { .. }
+        | NodeKind::Expand { .. }
+        | NodeKind::SinkMaterializer { .. } => {
+            // (A materializer finds the rows to retract by their -U.)
             for c in &mut node.inputs {
                 assign_update_before(c, true);
             }
