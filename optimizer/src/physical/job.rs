@@ -171,6 +171,24 @@ fn connect(b: &mut JobBuilder, from: Out, target: Target, exchange: Exchange) {
     }
 }
 
+/// Adds `node` as a stage of `node.parallelism` subtasks made by `make`,
+/// fed by its one input.
+fn one_input_stage(
+    node: &PhysicalNode,
+    ctx: &mut BuildContext<'_>,
+    b: &mut JobBuilder,
+    mut make: impl FnMut() -> operators::operator::OpResult<Box<dyn Operator>>,
+) -> Result<Out> {
+    let up = add_node(&node.inputs[0], ctx, b)?;
+    let subtasks = (0..node.parallelism)
+        .map(|_| make())
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| PlanError::plan(e.to_string()))?;
+    let s = b.add_stage(describe(node), subtasks);
+    connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
+    Ok(Out::Stage(s))
+}
+
 /// What building a job needs besides the builder.
 struct BuildContext<'a> {
     sources: &'a dyn SourceProvider,
@@ -206,19 +224,12 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
         NodeKind::Calc {
             predicate,
             projection,
-        } => {
-            let child = &node.inputs[0];
-            let up = add_node(child, ctx, b)?;
-            let subtasks: Vec<Box<dyn Operator>> = (0..node.parallelism)
-                .map(|_| {
-                    Box::new(CalcOperator::new(predicate.clone(), projection.clone()))
-                        as Box<dyn Operator>
-                })
-                .collect();
-            let s = b.add_stage(describe(node), subtasks);
-            connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
-            Ok(Out::Stage(s))
-        }
+        } => one_input_stage(node, ctx, b, || {
+            Ok(Box::new(CalcOperator::new(
+                predicate.clone(),
+                projection.clone(),
+            )))
+        }),
         NodeKind::GroupAggregate {
             group_by,
             aggs,
@@ -229,73 +240,43 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
             ttl,
             ..
         } => {
-            let up = add_node(&node.inputs[0], ctx, b)?;
             let scope = format!("{id}-GroupAggregate");
             backend.set_ttl(&scope, "*", Duration::from_millis(ttl.ms));
-            let subtasks = (0..node.parallelism)
-                .map(|_| {
-                    GroupAggregateOperator::new(
-                        backend,
-                        &scope,
-                        group_by.clone(),
-                        aggs.clone(),
-                        *input_insert_only,
-                        *generate_update_before,
-                    )
-                    .map(|o| {
-                        let o = match mini_batch {
-                            Some(size) => o.with_mini_batch(*size),
-                            None => o,
-                        };
-                        let o = if *global { o.with_partial_input() } else { o };
-                        Box::new(o) as Box<dyn Operator>
-                    })
-                })
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(err)?;
-            let s = b.add_stage(describe(node), subtasks);
-            connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
-            Ok(Out::Stage(s))
+            one_input_stage(node, ctx, b, || {
+                let o = GroupAggregateOperator::new(
+                    backend,
+                    &scope,
+                    group_by.clone(),
+                    aggs.clone(),
+                    *input_insert_only,
+                    *generate_update_before,
+                )?;
+                let o = match mini_batch {
+                    Some(size) => o.with_mini_batch(*size),
+                    None => o,
+                };
+                let o = if *global { o.with_partial_input() } else { o };
+                Ok(Box::new(o))
+            })
         }
         NodeKind::SinkMaterializer { primary_key, ttl } => {
-            let up = add_node(&node.inputs[0], ctx, b)?;
             let scope = format!("{id}-SinkMaterializer");
             backend.set_ttl(&scope, "*", Duration::from_millis(ttl.ms));
-            let subtasks = (0..node.parallelism)
-                .map(|_| {
-                    SinkUpsertMaterializer::new(
-                        backend,
-                        &scope,
-                        primary_key.clone(),
-                        node.schema.len(),
-                    )
-                    .map(|o| Box::new(o) as Box<dyn Operator>)
-                })
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(err)?;
-            let s = b.add_stage(describe(node), subtasks);
-            connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
-            Ok(Out::Stage(s))
+            one_input_stage(node, ctx, b, || {
+                let arity = node.schema.len();
+                let o = SinkUpsertMaterializer::new(backend, &scope, primary_key.clone(), arity)?;
+                Ok(Box::new(o))
+            })
         }
         NodeKind::LocalGroupAggregate {
             group_by,
             aggs,
             bundle_size,
             ..
-        } => {
-            let child = &node.inputs[0];
-            let up = add_node(child, ctx, b)?;
-            let subtasks = (0..node.parallelism)
-                .map(|_| {
-                    LocalAggregateOperator::new(group_by.clone(), aggs.clone(), *bundle_size)
-                        .map(|o| Box::new(o) as Box<dyn Operator>)
-                })
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(err)?;
-            let s = b.add_stage(describe(node), subtasks);
-            connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
-            Ok(Out::Stage(s))
-        }
+        } => one_input_stage(node, ctx, b, || {
+            let o = LocalAggregateOperator::new(group_by.clone(), aggs.clone(), *bundle_size)?;
+            Ok(Box::new(o))
+        }),
         NodeKind::MultiJoin {
             keys,
             join_types,
@@ -401,16 +382,9 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
             connect(b, ups[1], Target::Stage(s, 1), node.input_exchange(1));
             Ok(Out::Stage(s))
         }
-        NodeKind::Expand { projections } => {
-            let child = &node.inputs[0];
-            let up = add_node(child, ctx, b)?;
-            let subtasks: Vec<Box<dyn Operator>> = (0..node.parallelism)
-                .map(|_| Box::new(ExpandOperator::new(projections.clone())) as Box<dyn Operator>)
-                .collect();
-            let s = b.add_stage(describe(node), subtasks);
-            connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
-            Ok(Out::Stage(s))
-        }
+        NodeKind::Expand { projections } => one_input_stage(node, ctx, b, || {
+            Ok(Box::new(ExpandOperator::new(projections.clone())))
+        }),
         NodeKind::Join {
             join_type,
             left_keys,
