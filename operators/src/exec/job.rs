@@ -224,6 +224,11 @@ impl Job {
     /// Runs the job to the end of its input. `progress` is called after
     /// each source batch with the number of input rows read so far.
     pub fn run(&mut self, progress: &mut dyn FnMut(u64)) -> OpResult<JobReport> {
+        if self.stages.iter().any(|s| s.subtasks.len() > 1) {
+            // The first parallel job of a process would time the start of
+            // rayon's worker threads; start them before the clock does.
+            rayon::broadcast(|_| ());
+        }
         let start = Instant::now();
         let mut sources = std::mem::take(&mut self.sources);
         let batch_size = self.options.batch_size.max(1);
