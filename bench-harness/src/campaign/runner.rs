@@ -2,9 +2,10 @@
 //!
 //! 1. Checks the spec, the script and every point × variant (each is
 //!    planned, as `lab explain` would) before anything runs.
-//! 2. Runs, for each point and each repeat, every variant in turn (v1, v2,
-//!    v1, v2, ...), so the variants of a comparison share the machine's
-//!    state of the moment; appends a row per sink to `results.csv.partial`.
+//! 2. Runs every variant once on the first point, untimed (a warm-up), then,
+//!    for each point and each repeat, every variant in turn (v1, v2, v1,
+//!    v2, ...), so the variants of a comparison share the machine's state
+//!    of the moment; appends a row per sink to `results.csv.partial`.
 //! 3. Renames the partial file to `results.csv`, then draws the charts and
 //!    `index.md` from it ([`super::report`]).
 //!
@@ -116,14 +117,34 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
         b
     };
 
+    let base_dir = template
+        .path
+        .parent()
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
+    // One untimed run per variant on the first point: a process's first
+    // runs pay for starting thread pools and touching fresh memory, which
+    // would land on whichever variant happens to run first.
+    if let (Some(point), true) = (plan.points.first(), todo > 0) {
+        for variant in variants {
+            bar.set_message(format!("warm-up run of variant {}", variant.name));
+            run_script(
+                &scripts[0].0,
+                &base_dir,
+                &spec.overrides(variant, point),
+                RunOptions::default(),
+                &mut |_, _| {},
+            )
+            .map_err(|e| {
+                bar.abandon();
+                CampaignError::run(&run_context(&spec, point, variant, 0), e)
+            })?;
+        }
+    }
+
     let n_points = plan.points.len();
     for (pi, point) in plan.points.iter().enumerate() {
         let sql = &scripts[pi].0;
-        let base_dir = template
-            .path
-            .parent()
-            .unwrap_or(Path::new(""))
-            .to_path_buf();
         for repeat in 1..=plan.repeats {
             for variant in variants {
                 if done.contains(&(point.id, variant.name.clone(), repeat)) {
@@ -215,9 +236,15 @@ fn preflight(
     Ok(out)
 }
 
+/// Where a run failed; repeat 0 is the warm-up run.
 fn run_context(spec: &Spec, point: &Point, variant: &Variant, repeat: u32) -> String {
+    let run = if repeat == 0 {
+        "warm-up run".to_string()
+    } else {
+        format!("repeat {repeat}")
+    };
     format!(
-        "point {} ({}), variant '{}', repeat {repeat}",
+        "point {} ({}), variant '{}', {run}",
         point.id,
         spec.point_label(point),
         variant.name
