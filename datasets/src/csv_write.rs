@@ -42,7 +42,18 @@ struct AtomicCsv {
 }
 
 impl AtomicCsv {
+    /// Starts `path` under a temporary name; writes `header` as the first
+    /// line unless `write_header` is false (it still sets the width).
     fn create(path: &Path, header: &[&str], lead: usize) -> Result<AtomicCsv, DatasetError> {
+        AtomicCsv::create_with(path, header, lead, true)
+    }
+
+    fn create_with(
+        path: &Path,
+        header: &[&str],
+        lead: usize,
+        write_header: bool,
+    ) -> Result<AtomicCsv, DatasetError> {
         let io = |action: &'static str, path: &Path| {
             let path = path.to_path_buf();
             move |error| DatasetError::Io {
@@ -83,11 +94,13 @@ impl AtomicCsv {
             width: header.len(),
             lead: 0,
         };
-        csv.record.clear();
-        for h in header {
-            csv.record.push_field(h.as_bytes());
+        if write_header {
+            csv.record.clear();
+            for h in header {
+                csv.record.push_field(h.as_bytes());
+            }
+            csv.flush_record()?;
         }
-        csv.flush_record()?;
         csv.lead = lead;
         Ok(csv)
     }
@@ -239,6 +252,27 @@ pub fn write_changelog_csv(
         w.write(c)?;
     }
     w.finish()
+}
+
+/// Writes the rows a `filesystem` sink received, in arrival order and
+/// without a header (Flink's `csv` format), so the file reads back as a
+/// `csv` source; NULL is an empty field. The file appears complete or not
+/// at all.
+pub fn write_sink_csv<R: AsRef<[Value]>>(
+    path: &Path,
+    column_names: &[String],
+    rows: impl IntoIterator<Item = R>,
+) -> Result<(), DatasetError> {
+    let header: Vec<&str> = column_names.iter().map(String::as_str).collect();
+    let mut csv = AtomicCsv::create_with(path, &header, 0, false)?;
+    for r in rows {
+        csv.record.clear();
+        for v in r.as_ref() {
+            csv.push_value(v);
+        }
+        csv.flush_record()?;
+    }
+    csv.finish()
 }
 
 /// Writes a whole result file in one call.

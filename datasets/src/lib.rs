@@ -28,7 +28,9 @@ pub mod workloads;
 pub mod zipf;
 
 pub use csv_read::{read_all, CsvOptions, CsvSource};
-pub use csv_write::{write_changelog_csv, write_result_csv, ChangelogCsvWriter, ResultCsvWriter};
+pub use csv_write::{
+    write_changelog_csv, write_result_csv, write_sink_csv, ChangelogCsvWriter, ResultCsvWriter,
+};
 pub use datagen::DatagenSource;
 pub use error::DatasetError;
 pub use rng::LabRng;

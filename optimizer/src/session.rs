@@ -280,7 +280,20 @@ pub fn run_parsed(
             operators::operator::OpError::Source(m) => RunError::Source(m),
             e => RunError::Execution(e.to_string()),
         })?;
-        let changelog = job.sink().changelog().to_vec();
+        if let Ok(datasets::SinkKind::Filesystem { path }) =
+            datasets::validate_sink_options(&plan.sink.table.name, &plan.sink.table.options)
+        {
+            // Insert-only (the planner refuses updates into a file sink).
+            let file = datasets::resolve_path(base_dir, &path.to_string_lossy());
+            let rows = job.sink().changelog().iter().map(|c| c.row.as_slice());
+            datasets::write_sink_csv(&file, &plan.sink.table.schema.names(), rows)
+                .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
+        }
+        let changelog = if options.keep_changelog {
+            job.sink().changelog().to_vec()
+        } else {
+            Vec::new()
+        };
         outcomes.push(InsertOutcome {
             sink,
             plan,

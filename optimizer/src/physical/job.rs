@@ -141,9 +141,12 @@ pub fn build_job(
         ),
         _ => None,
     };
+    // A filesystem sink's file is written from the rows it received.
+    let writes_file =
+        plan.sink.table.options.get("connector").map(String::as_str) == Some("filesystem");
     let sink = SinkCollector::new(
         plan.sink.encoding.clone(),
-        keep_changelog,
+        keep_changelog || writes_file,
         materialize,
         print,
     );
