@@ -30,7 +30,7 @@
 use crate::changelog::{Change, RowKind};
 use crate::operator::{OpResult, Operator};
 use crate::state::{StateBackend, StateReport, ValueState};
-use crate::value::{Row, Value};
+use crate::value::Value;
 
 pub struct SinkUpsertMaterializer {
     primary_key: Vec<usize>,
@@ -72,36 +72,33 @@ impl Operator for SinkUpsertMaterializer {
                 .extend(self.primary_key.iter().map(|&i| c.row[i].clone()));
             let unmatched = &mut self.unmatched;
             self.values.modify(&self.key_buf, |slot| {
-                let mut rows: Vec<Row> = slot
-                    .take()
-                    .map(|flat| flat.chunks(arity).map(<[Value]>::to_vec).collect())
-                    .unwrap_or_default();
+                // The kept rows, back to back.
+                let mut kept = slot.take().unwrap_or_default();
+                let n = kept.len() / arity;
                 if c.kind.is_accumulate() {
-                    let kind = if rows.is_empty() {
+                    let kind = if n == 0 {
                         RowKind::Insert
                     } else {
                         RowKind::UpdateAfter
                     };
-                    rows.push(c.row.clone());
+                    kept.extend_from_slice(&c.row);
                     out.push(Change::new(kind, c.row));
                 } else {
-                    match rows.iter().position(|r| *r == c.row) {
+                    match kept.chunks(arity).position(|r| *r == c.row[..]) {
                         None => *unmatched += 1,
                         Some(i) => {
-                            let last = rows.len() - 1;
-                            rows.remove(i);
-                            match rows.last() {
-                                None => out.push(Change::new(RowKind::Delete, c.row)),
-                                Some(r) if i == last => {
-                                    out.push(Change::new(RowKind::UpdateAfter, r.clone()))
-                                }
-                                Some(_) => {}
+                            kept.drain(i * arity..(i + 1) * arity);
+                            if kept.is_empty() {
+                                out.push(Change::new(RowKind::Delete, c.row));
+                            } else if i == n - 1 {
+                                let last = kept[kept.len() - arity..].to_vec();
+                                out.push(Change::new(RowKind::UpdateAfter, last));
                             }
                         }
                     }
                 }
-                if !rows.is_empty() {
-                    *slot = Some(rows.concat());
+                if !kept.is_empty() {
+                    *slot = Some(kept);
                 }
             })?;
         }

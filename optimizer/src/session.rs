@@ -280,9 +280,7 @@ pub fn run_parsed(
             operators::operator::OpError::Source(m) => RunError::Source(m),
             e => RunError::Execution(e.to_string()),
         })?;
-        if let Ok(datasets::SinkKind::Filesystem { path }) =
-            datasets::validate_sink_options(&plan.sink.table.name, &plan.sink.table.options)
-        {
+        if let Some(path) = crate::physical::job::sink_file(&plan.sink.table) {
             // Insert-only (the planner refuses updates into a file sink).
             let file = datasets::resolve_path(base_dir, &path.to_string_lossy());
             let rows = job.sink().changelog().iter().map(|c| c.row.as_slice());

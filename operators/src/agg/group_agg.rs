@@ -34,7 +34,7 @@ use super::core::{row_count, AggCore};
 use super::functions::AggSpec;
 use crate::changelog::{Change, RowKind};
 use crate::operator::{OpResult, Operator};
-use crate::state::heap::FixedState;
+use crate::state::heap::{fixed_state, FixedState};
 use crate::state::{StateBackend, StateReport, ValueState};
 use crate::value::{Row, Value};
 use hashbrown::HashTable;
@@ -67,7 +67,7 @@ impl Bundle {
             size: size.max(1),
             keys: Vec::new(),
             index: HashTable::new(),
-            hasher: FixedState::with_seed(0x5eed),
+            hasher: fixed_state(),
             records: Vec::new(),
             key_of: Vec::new(),
         }

@@ -53,6 +53,8 @@ pub struct JoinSpec {
 
 pub struct RegularJoinOperator {
     core: JoinCore,
+    /// Join key columns of the left and the right input.
+    keys: [Vec<usize>; 2],
     key_buf: Vec<Value>,
 }
 
@@ -62,8 +64,10 @@ impl RegularJoinOperator {
         scope: &str,
         spec: JoinSpec,
     ) -> OpResult<RegularJoinOperator> {
+        let keys = [spec.left_keys.clone(), spec.right_keys.clone()];
         Ok(RegularJoinOperator {
             core: JoinCore::new(backend, scope, spec)?,
+            keys,
             key_buf: Vec::new(),
         })
     }
@@ -71,11 +75,7 @@ impl RegularJoinOperator {
 
 impl Operator for RegularJoinOperator {
     fn process(&mut self, input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()> {
-        let keys = if input == 0 {
-            self.core.spec.left_keys.clone()
-        } else {
-            self.core.spec.right_keys.clone()
-        };
+        let keys = &self.keys[input];
         let mut key = std::mem::take(&mut self.key_buf);
         let mut result = Ok(());
         for c in &batch {

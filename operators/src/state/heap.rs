@@ -29,7 +29,12 @@ pub type Map<K, V> = hashbrown::HashMap<K, V, FixedState>;
 const SEED: u64 = 0x5eed;
 
 pub fn new_map<K, V>() -> Map<K, V> {
-    Map::with_hasher(FixedState::with_seed(SEED))
+    Map::with_hasher(fixed_state())
+}
+
+/// The fixed hasher of the heap's maps, for tables built by hand.
+pub fn fixed_state() -> FixedState {
+    FixedState::with_seed(SEED)
 }
 
 /// The hash of a value-state key.

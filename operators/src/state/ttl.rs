@@ -84,10 +84,15 @@ impl Ttl {
         self.enqueue(now, key, ukey);
     }
 
-    fn enqueue(&mut self, written: u64, key: &[Value], ukey: Option<&[Value]>) {
+    /// Sets `probe` to the queued-set entry of (key, user key).
+    fn set_probe(&mut self, key: &[Value], ukey: Option<&[Value]>) {
         self.probe.clear();
         self.probe.extend_from_slice(key);
         self.probe.extend_from_slice(ukey.unwrap_or_default());
+    }
+
+    fn enqueue(&mut self, written: u64, key: &[Value], ukey: Option<&[Value]>) {
+        self.set_probe(key, ukey);
         if self.queued.contains_key(self.probe.as_slice()) {
             return;
         }

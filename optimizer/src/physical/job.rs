@@ -101,6 +101,14 @@ impl ChangeSource for CalcSource {
     }
 }
 
+/// The file a `filesystem` sink table writes (its `path`, as written).
+pub fn sink_file(table: &TableDef) -> Option<PathBuf> {
+    match datasets::validate_sink_options(&table.name, &table.options) {
+        Ok(datasets::SinkKind::Filesystem { path }) => Some(path),
+        _ => None,
+    }
+}
+
 pub fn backend_for(config: &Config) -> Result<StateBackend> {
     let kind = match config.state_backend() {
         StateBackendKind::HashMap => BackendKind::Heap,
@@ -142,11 +150,9 @@ pub fn build_job(
         _ => None,
     };
     // A filesystem sink's file is written from the rows it received.
-    let writes_file =
-        plan.sink.table.options.get("connector").map(String::as_str) == Some("filesystem");
     let sink = SinkCollector::new(
         plan.sink.encoding.clone(),
-        keep_changelog || writes_file,
+        keep_changelog || sink_file(&plan.sink.table).is_some(),
         materialize,
         print,
     );
