@@ -16,9 +16,10 @@ mod campaign;
 mod plot;
 mod summary;
 
-// Small allocations dominate row processing; mimalloc makes them cheap.
+// Small allocations dominate row processing; mimalloc makes them cheap
+// (see `operators::alloc` for why not the `mimalloc` crate's allocator).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: operators::alloc::LabAllocator = operators::alloc::LabAllocator;
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};

@@ -15,7 +15,7 @@
 
 // The allocator of the `lab` binary, so operators are timed as the lab runs them.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: operators::alloc::LabAllocator = operators::alloc::LabAllocator;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use operators::agg::{AggKind, AggSpec, GroupAggregateOperator};

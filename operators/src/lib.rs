@@ -8,6 +8,7 @@ pub mod value;
 pub use changelog::{Change, ChangelogMode, RowKind};
 pub use value::{DataType, Row, Value};
 pub mod agg;
+pub mod alloc;
 pub mod calc;
 pub mod exec;
 pub mod expand;

@@ -124,6 +124,11 @@ impl AggCore {
         self.init.clone()
     }
 
+    /// The values of a fresh accumulator row.
+    pub fn init_values(&self) -> &[Value] {
+        &self.init
+    }
+
     /// Width of an accumulator row.
     pub fn acc_width(&self) -> usize {
         1 + SLOTS * self.aggs.len()
@@ -232,17 +237,15 @@ impl AggCore {
         }
     }
 
-    /// The result row: group key, then one value per call.
-    pub fn result_row(&self, key: &[Value], acc: &[Value]) -> Row {
-        let mut r = Vec::with_capacity(key.len() + self.aggs.len());
-        r.extend_from_slice(key);
-        for (i, a) in self.aggs.iter().enumerate() {
-            r.push(functions::result(
-                a,
-                &acc[1 + SLOTS * i..1 + SLOTS * (i + 1)],
-            ));
+    /// The calls' results (a result row without its key) into `out`, which
+    /// is cleared first: a buffer reused from record to record, so results
+    /// are compared without building rows.
+    #[inline]
+    pub fn results_into(&self, acc: &[Value], out: &mut Vec<Value>) {
+        out.clear();
+        for (a, slots) in self.aggs.iter().zip(acc[1..].chunks_exact(SLOTS)) {
+            out.push(functions::result(a, slots));
         }
-        r
     }
 
     pub fn state_reports(&self) -> Vec<StateReport> {

@@ -61,7 +61,17 @@ pub fn init(kind: AggKind) -> [Value; SLOTS] {
     }
 }
 
-fn add(a: &Value, b: &Value, sign: i64) -> Value {
+/// `a + sign * b` in place (integers wrap, as Flink's `BIGINT` does).
+#[inline]
+fn add(a: &mut Value, b: &Value, sign: i64) {
+    if let (Value::Int(x), Value::Int(y)) = (&mut *a, b) {
+        *x = x.wrapping_add(y.wrapping_mul(sign));
+        return;
+    }
+    *a = add_mixed(a, b, sign);
+}
+
+fn add_mixed(a: &Value, b: &Value, sign: i64) -> Value {
     match (a, b) {
         (Value::Null, Value::Int(y)) => Value::Int(y.wrapping_mul(sign)),
         (Value::Null, Value::Double(y)) => Value::Double(*y * sign as f64),
@@ -97,15 +107,17 @@ pub enum Retracted {
 /// slots of a call other than MIN/MAX. A `SUM`/`AVG` whose count returns to
 /// 0 resets its sum to NULL, so floating-point residue does not survive an
 /// empty group.
+#[inline]
 pub fn apply(kind: AggKind, slots: &mut [Value], v: &Value, sign: i64) {
     apply_delta(kind, slots, v, sign);
-    if matches!(kind, AggKind::Sum | AggKind::Avg) && slots[1] == Value::Int(0) {
+    if matches!(kind, AggKind::Sum | AggKind::Avg) && matches!(slots[1], Value::Int(0)) {
         slots[0] = Value::Null;
     }
 }
 
 /// Like [`apply`], for a partial accumulator (a delta a local aggregate
 /// ships): its count may net to 0 while its sum does not.
+#[inline]
 pub fn apply_delta(kind: AggKind, slots: &mut [Value], v: &Value, sign: i64) {
     match kind {
         AggKind::CountStar | AggKind::Count => {
@@ -114,7 +126,7 @@ pub fn apply_delta(kind: AggKind, slots: &mut [Value], v: &Value, sign: i64) {
             }
         }
         AggKind::Sum | AggKind::Avg => {
-            slots[0] = add(&slots[0], v, sign);
+            add(&mut slots[0], v, sign);
             if let Value::Int(c) = &mut slots[1] {
                 *c += sign;
             }
@@ -160,7 +172,7 @@ pub fn merge(kind: AggKind, slots: &mut [Value], partial: &[Value]) {
         }
         AggKind::Sum | AggKind::Avg => {
             if !partial[0].is_null() {
-                slots[0] = add(&slots[0], &partial[0], 1);
+                add(&mut slots[0], &partial[0], 1);
             }
             let count = slots[1].as_int().unwrap_or(0) + partial[1].as_int().unwrap_or(0);
             slots[1] = Value::Int(count);
@@ -180,10 +192,13 @@ pub fn merge(kind: AggKind, slots: &mut [Value], partial: &[Value]) {
 }
 
 /// The call's result from its slots.
+#[inline]
 pub fn result(spec: &AggSpec, slots: &[Value]) -> Value {
     match spec.kind {
         AggKind::CountStar | AggKind::Count => slots[0].clone(),
-        AggKind::Sum | AggKind::Min | AggKind::Max if slots[1] == Value::Int(0) => Value::Null,
+        AggKind::Sum | AggKind::Min | AggKind::Max if matches!(slots[1], Value::Int(0)) => {
+            Value::Null
+        }
         AggKind::Sum | AggKind::Min | AggKind::Max => slots[0].clone(),
         AggKind::Avg => match (&slots[0], &slots[1]) {
             (_, Value::Int(0)) | (Value::Null, _) => Value::Null,

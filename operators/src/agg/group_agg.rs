@@ -32,9 +32,10 @@
 
 use super::core::{row_count, AggCore};
 use super::functions::AggSpec;
+use super::packed_acc::PackedAccumulator;
 use crate::changelog::{Change, RowKind};
 use crate::operator::{OpResult, Operator};
-use crate::state::heap::{fixed_state, FixedState};
+use crate::state::heap::{fixed_state, FixedState, INLINE};
 use crate::state::{StateBackend, StateReport, ValueState};
 use crate::value::{Row, Value};
 use hashbrown::HashTable;
@@ -134,6 +135,10 @@ pub struct GroupAggregateOperator {
     input: AggInput,
     bundle: Option<Bundle>,
     key_buf: Vec<Value>,
+    results: Results,
+    /// The typed path of a one-record-at-a-time aggregate on the heap
+    /// backend, when its calls have one.
+    packed: Option<PackedAccumulator>,
 }
 
 impl GroupAggregateOperator {
@@ -149,6 +154,11 @@ impl GroupAggregateOperator {
     ) -> OpResult<GroupAggregateOperator> {
         let core = AggCore::new(Some(backend), scope, aggs, input_insert_only)?;
         let acc = backend.value_state(scope, "acc", core.acc_width())?;
+        let packed = if acc.packs() && group_key.len() + core.acc_width() <= INLINE {
+            PackedAccumulator::new(core.aggs())
+        } else {
+            None
+        };
         Ok(GroupAggregateOperator {
             group_key,
             core,
@@ -157,6 +167,8 @@ impl GroupAggregateOperator {
             input: AggInput::Rows,
             bundle: None,
             key_buf: Vec::new(),
+            results: Results::default(),
+            packed,
         })
     }
 
@@ -166,11 +178,19 @@ impl GroupAggregateOperator {
         self
     }
 
+    /// Whether records take the typed path ([`PackedAccumulator`]): on the
+    /// heap backend without TTL, for `COUNT`, `SUM` and `AVG` calls over
+    /// rows (not partial accumulators) whose key and accumulator pack.
+    pub fn typed_path(&self) -> bool {
+        self.packed.is_some()
+    }
+
     /// Makes this the global half of a local-global aggregate: input rows
     /// are partial accumulators keyed by their leading group columns.
     pub fn with_partial_input(mut self) -> GroupAggregateOperator {
         self.input = AggInput::Partials;
         self.group_key = (0..self.group_key.len()).collect();
+        self.packed = None;
         self
     }
 
@@ -187,33 +207,71 @@ impl GroupAggregateOperator {
             generate_update_before,
             input,
             bundle,
+            results,
+            packed,
             ..
         } = self;
         let Some(b) = bundle.as_mut().filter(|b| !b.keys.is_empty()) else {
             return Ok(());
         };
         let (start, order) = b.grouped();
-        let results = acc.modify_many(&b.keys, |i, slot| {
-            let records = order[start[i] as usize..start[i + 1] as usize]
+        let records_of = |i: usize| {
+            order[start[i] as usize..start[i + 1] as usize]
                 .iter()
-                .map(|&r| &b.records[r as usize]);
+                .map(|&r| &b.records[r as usize])
+        };
+        if let Some(p) = packed {
+            // The heap: one key at a time, typed where it can be.
+            let ub = *generate_update_before;
+            for (i, key) in b.keys.iter().enumerate() {
+                if apply_packed(p, acc, core.init_values(), key, records_of(i), ub, out) {
+                    continue;
+                }
+                acc.modify(key, |slot| {
+                    apply_to_slot(core, ub, *input, key, slot, records_of(i), results, out)
+                })??;
+            }
+            b.clear();
+            return Ok(());
+        }
+        let done = acc.modify_many(&b.keys, |i, slot| {
             apply_to_slot(
                 core,
                 *generate_update_before,
                 *input,
                 &b.keys[i],
                 slot,
-                records,
+                records_of(i),
+                results,
                 out,
             )
         });
         b.clear();
-        results?.into_iter().collect()
+        done?.into_iter().collect()
     }
+}
+
+/// Result buffers reused from record to record: the results before and
+/// after a key's records, compared without building rows; a row is built
+/// only for what is emitted.
+#[derive(Default)]
+struct Results {
+    before: Vec<Value>,
+    after: Vec<Value>,
+}
+
+/// A result row: the group key, then the calls' results.
+#[inline]
+fn result_row(key: &[Value], results: &[Value]) -> Row {
+    let mut r = Vec::with_capacity(key.len() + results.len());
+    r.extend_from_slice(key);
+    r.extend_from_slice(results);
+    r
 }
 
 /// Applies `records` (all of one key, in arrival order) to the key's
 /// accumulator `slot` and emits the net change of its result.
+#[allow(clippy::too_many_arguments)]
 fn apply_to_slot<'a>(
     core: &mut AggCore,
     generate_update_before: bool,
@@ -221,6 +279,7 @@ fn apply_to_slot<'a>(
     key: &[Value],
     slot: &mut Option<Row>,
     records: impl Iterator<Item = &'a Change>,
+    results: &mut Results,
     out: &mut Vec<Change>,
 ) -> OpResult<()> {
     let mut records = records.peekable();
@@ -235,7 +294,9 @@ fn apply_to_slot<'a>(
     }
     let first = slot.is_none();
     let acc_row = slot.get_or_insert_with(|| core.init_row());
-    let prev = (!first).then(|| core.result_row(key, acc_row));
+    if !first {
+        core.results_into(acc_row, &mut results.before);
+    }
     for c in records {
         match input {
             AggInput::Rows => {
@@ -246,25 +307,96 @@ fn apply_to_slot<'a>(
         }
     }
     if row_count(acc_row) == 0 {
-        if let Some(prev) = prev {
-            out.push(Change::new(RowKind::Delete, prev));
+        if !first {
+            out.push(Change::new(
+                RowKind::Delete,
+                result_row(key, &results.before),
+            ));
         }
         *slot = None;
         return Ok(());
     }
-    let new = core.result_row(key, acc_row);
-    match prev {
-        None => out.push(Change::new(RowKind::Insert, new)),
-        // Both rows start with the same key.
-        Some(prev) if prev[key.len()..] != new[key.len()..] => {
-            if generate_update_before {
-                out.push(Change::new(RowKind::UpdateBefore, prev));
-            }
-            out.push(Change::new(RowKind::UpdateAfter, new));
-        }
-        Some(_) => {}
-    }
+    core.results_into(acc_row, &mut results.after);
+    emit_update(
+        first,
+        results.before != results.after,
+        generate_update_before,
+        || result_row(key, &results.before),
+        || result_row(key, &results.after),
+        out,
+    );
     Ok(())
+}
+
+/// Emits the change of a group that is not empty after its records: `+I`
+/// for a new group, else `-U` (if asked for) and `+U` when the result
+/// changed. Rows are built only for what is emitted.
+#[inline]
+fn emit_update(
+    first: bool,
+    changed: bool,
+    generate_update_before: bool,
+    before: impl FnOnce() -> Row,
+    after: impl FnOnce() -> Row,
+    out: &mut Vec<Change>,
+) {
+    if first {
+        out.push(Change::new(RowKind::Insert, after()));
+    } else if changed {
+        if generate_update_before {
+            out.push(Change::new(RowKind::UpdateBefore, before()));
+        }
+        out.push(Change::new(RowKind::UpdateAfter, after()));
+    }
+}
+
+/// A key's records (in arrival order) on the typed path
+/// ([`PackedAccumulator`] on the heap's packed rows), as [`apply_to_slot`]
+/// applies them; `false`, with nothing done, when it declines: only
+/// retractions for a missing group, a group that empties, or values the
+/// typed path does not take.
+#[inline]
+fn apply_packed<'a>(
+    packed: &PackedAccumulator,
+    acc: &mut ValueState,
+    init: &[Value],
+    key: &[Value],
+    records: impl Iterator<Item = &'a Change>,
+    generate_update_before: bool,
+    out: &mut Vec<Change>,
+) -> bool {
+    if key.iter().any(|v| matches!(v, Value::Str(_))) {
+        return false; // a string key never packs
+    }
+    acc.modify_packed(key, init, |row, first| {
+        let mut records = records.peekable();
+        if first {
+            // No state: leading retractions have nothing to take away.
+            while records.next_if(|c| c.kind.is_retract()).is_some() {}
+            records.peek()?;
+        }
+        let before = *row;
+        for c in records {
+            let sign = if c.kind.is_accumulate() { 1 } else { -1 };
+            if !packed.accumulate(row, &c.row, sign) {
+                return None;
+            }
+        }
+        if PackedAccumulator::row_count(row) == 0 {
+            return None;
+        }
+        let changed = !first && packed.results_differ(&before, row);
+        emit_update(
+            first,
+            changed,
+            generate_update_before,
+            || packed.result_row(key, &before),
+            || packed.result_row(key, row),
+            out,
+        );
+        Some(())
+    })
+    .is_some()
 }
 
 impl Operator for GroupAggregateOperator {
@@ -303,12 +435,21 @@ impl Operator for GroupAggregateOperator {
                     generate_update_before,
                     input,
                     key_buf,
+                    results,
+                    packed,
                     ..
                 } = self;
                 let key: &[Value] = match single {
                     Some(k) => std::slice::from_ref(&c.row[k]),
                     None => key_buf,
                 };
+                if let Some(p) = packed {
+                    let init = core.init_values();
+                    let ub = *generate_update_before;
+                    if apply_packed(p, acc, init, key, std::iter::once(c), ub, out) {
+                        continue;
+                    }
+                }
                 acc.modify(key, |slot| {
                     apply_to_slot(
                         core,
@@ -317,6 +458,7 @@ impl Operator for GroupAggregateOperator {
                         key,
                         slot,
                         std::iter::once(c),
+                        results,
                         out,
                     )
                 })??;

@@ -4,6 +4,7 @@ pub mod core;
 pub mod functions;
 pub mod group_agg;
 pub mod local_agg;
+pub mod packed_acc;
 
 pub use functions::{AggKind, AggSpec};
 pub use group_agg::GroupAggregateOperator;

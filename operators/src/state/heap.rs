@@ -55,7 +55,7 @@ fn hash_int(i: i64) -> u64 {
 }
 
 /// Values a bucket packs (key and row together).
-const INLINE: usize = 7;
+pub const INLINE: usize = 7;
 
 const T_NULL: u8 = 0;
 const T_FALSE: u8 = 1;
@@ -104,6 +104,84 @@ fn packed_eq(tag: u8, word: u64, v: &Value) -> bool {
         Value::Int(i) => tag == T_INT && word == *i as u64,
         Value::Str(_) => false,
         _ => unpack(tag, word) == *v,
+    }
+}
+
+/// A packed row, copied out of its bucket for [`HeapValueState::modify_packed`]:
+/// value `i` is a tag and a 64-bit word, read and written as typed
+/// numbers without building [`Value`]s. Only `NULL`, `BOOLEAN`, integers
+/// and doubles pack. (A copy of the whole bucket, key included: a fixed
+/// 64-byte move each way.)
+#[derive(Clone, Copy)]
+pub struct PackedRow {
+    b: Bucket,
+}
+
+impl PackedRow {
+    #[inline]
+    fn at(&self, i: usize) -> usize {
+        self.b.klen() + i
+    }
+
+    pub fn len(&self) -> usize {
+        (self.b.lens >> 4) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Value `i` if it is an integer.
+    #[inline]
+    pub fn int(&self, i: usize) -> Option<i64> {
+        let j = self.at(i);
+        (self.b.tags[j] == T_INT).then_some(self.b.words[j] as i64)
+    }
+
+    /// Value `i` if it is a double.
+    #[inline]
+    pub fn double(&self, i: usize) -> Option<f64> {
+        let j = self.at(i);
+        (self.b.tags[j] == T_DOUBLE).then(|| f64::from_bits(self.b.words[j]))
+    }
+
+    #[inline]
+    pub fn is_null(&self, i: usize) -> bool {
+        self.b.tags[self.at(i)] == T_NULL
+    }
+
+    #[inline]
+    pub fn set_int(&mut self, i: usize, v: i64) {
+        let j = self.at(i);
+        (self.b.tags[j], self.b.words[j]) = (T_INT, v as u64);
+    }
+
+    #[inline]
+    pub fn set_double(&mut self, i: usize, v: f64) {
+        let j = self.at(i);
+        (self.b.tags[j], self.b.words[j]) = (T_DOUBLE, v.to_bits());
+    }
+
+    #[inline]
+    pub fn set_null(&mut self, i: usize) {
+        let j = self.at(i);
+        (self.b.tags[j], self.b.words[j]) = (T_NULL, 0);
+    }
+
+    /// Value `i`.
+    #[inline]
+    pub fn value(&self, i: usize) -> Value {
+        let j = self.at(i);
+        unpack(self.b.tags[j], self.b.words[j])
+    }
+
+    /// The row's encoded length ([`row_len`] of its values).
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        self.b.tags[self.b.value_range()]
+            .iter()
+            .map(|&t| packed_len(t))
+            .sum()
     }
 }
 
@@ -175,25 +253,24 @@ impl Bucket {
         Some(b)
     }
 
-    /// Packs `value` as the row after the key; `false` (bucket unchanged
-    /// but for scratch) if it does not fit or holds a string.
+    /// Packs `value` as the row after the key and returns its encoded
+    /// length; `None` (bucket unchanged but for scratch) if it does not fit
+    /// or holds a string.
     #[inline]
-    fn pack_value(&mut self, value: &[Value]) -> bool {
+    fn pack_value(&mut self, value: &[Value]) -> Option<usize> {
         let klen = self.klen();
         if klen + value.len() > INLINE {
-            return false;
+            return None;
         }
+        let mut len = 0;
         for (i, v) in value.iter().enumerate() {
-            match pack(v) {
-                Some((t, w)) => {
-                    self.tags[klen + i] = t;
-                    self.words[klen + i] = w;
-                }
-                None => return false,
-            }
+            let (t, w) = pack(v)?;
+            self.tags[klen + i] = t;
+            self.words[klen + i] = w;
+            len += packed_len(t);
         }
         self.lens = (klen | (value.len() << 4)) as u8;
-        true
+        Some(len)
     }
 
     fn decode_key(&self) -> Box<[Value]> {
@@ -309,9 +386,6 @@ impl SlotTable {
 
     /// Adds an entry for a key known to be absent.
     fn insert_new(&mut self, hash: u64, key: &[Value], value: Row, spare: &mut Option<Row>) {
-        if (self.len + 1) * 8 > self.ctrl.len() * 7 {
-            self.grow();
-        }
         let bucket = match Bucket::pack(key, &value) {
             Some(b) => {
                 recycle(spare, value);
@@ -319,6 +393,14 @@ impl SlotTable {
             }
             None => self.boxed_bucket(key.into(), value),
         };
+        self.insert_bucket(hash, bucket);
+    }
+
+    /// Adds `bucket`, whose key is known to be absent and hashes to `hash`.
+    fn insert_bucket(&mut self, hash: u64, bucket: Bucket) {
+        if (self.len + 1) * 8 > self.ctrl.len() * 7 {
+            self.grow();
+        }
         let mask = self.mask();
         let mut i = hash as usize & mask;
         while self.ctrl[i] != 0 {
@@ -414,23 +496,33 @@ impl SlotTable {
         self.buckets[i].lens == BOXED
     }
 
-    /// Appends the row of packed bucket `i` to `out`.
+    /// Appends the row of packed bucket `i` to `out`; returns its encoded
+    /// length.
     #[inline]
-    fn decode_value(&self, i: usize, out: &mut Row) {
+    fn decode_value(&self, i: usize, out: &mut Row) -> usize {
         let b = &self.buckets[i];
-        out.extend(b.value_range().map(|j| unpack(b.tags[j], b.words[j])));
+        let mut len = 0;
+        out.extend(b.value_range().map(|j| {
+            len += packed_len(b.tags[j]);
+            unpack(b.tags[j], b.words[j])
+        }));
+        len
     }
 
     /// Stores the row in `slot` (which holds one) as the row of packed
-    /// bucket `i`; the row stays in `slot` when it packs.
+    /// bucket `i`; the row stays in `slot` when it packs. Returns the row's
+    /// encoded length.
     #[inline]
-    fn store_value(&mut self, i: usize, slot: &mut Option<Row>) {
+    fn store_value(&mut self, i: usize, slot: &mut Option<Row>) -> usize {
         let b = &mut self.buckets[i];
-        if b.pack_value(slot.as_deref().unwrap_or_default()) {
-            return;
+        let row = slot.as_deref().unwrap_or_default();
+        if let Some(len) = b.pack_value(row) {
+            return len;
         }
+        let len = row_len(row);
         let key = b.decode_key();
         self.buckets[i] = self.boxed_bucket(key, slot.take().unwrap_or_default());
+        len
     }
 
     /// The row of boxed bucket `i`, moved out; it must be put back or the
@@ -446,7 +538,7 @@ impl SlotTable {
         let b = &mut self.buckets[i];
         if b.lens == BOXED {
             self.boxed[b.words[0] as usize].value = value;
-        } else if b.pack_value(&value) {
+        } else if b.pack_value(&value).is_some() {
             recycle(spare, value);
         } else {
             let key = b.decode_key();
@@ -551,6 +643,54 @@ impl HeapValueState {
         Ok(())
     }
 
+    /// [`HeapValueState::modify`] of a packed row, without decoding it:
+    /// `f` gets a copy of the key's row, or of `init` for an absent key
+    /// (with `true`), and either returns `Some` (the copy is written back,
+    /// counted as `modify` counts a read and a write) or declines with
+    /// `None` (nothing is written or counted). Also declines, without
+    /// calling `f`, for a key or row that does not pack. A closure that may
+    /// delete the row declines instead and leaves that to `modify`.
+    #[inline]
+    pub fn modify_packed<R>(
+        &mut self,
+        key: &[Value],
+        init: &[Value],
+        f: impl FnOnce(&mut PackedRow, bool) -> Option<R>,
+    ) -> Option<R> {
+        let hash = hash_key(key);
+        match self.table.find(hash, key) {
+            Some(i) if !self.table.is_boxed(i) => {
+                let b = &mut self.table.buckets[i];
+                let mut row = PackedRow { b: *b };
+                let r = f(&mut row, false)?;
+                let m = &mut self.metrics;
+                // Lengths follow the tags (lens and tags are one word).
+                if (b.lens, b.tags) != (row.b.lens, row.b.tags) {
+                    let old_len = PackedRow { b: *b }.encoded_len();
+                    m.logical_bytes += row.encoded_len() as i64 - old_len as i64;
+                }
+                *b = row.b;
+                m.reads += 1;
+                m.writes += 1;
+                Some(r)
+            }
+            Some(_) => None,
+            None => {
+                let mut row = PackedRow {
+                    b: Bucket::pack(key, init)?,
+                };
+                let r = f(&mut row, true)?;
+                let m = &mut self.metrics;
+                m.reads += 1;
+                m.writes += 1;
+                m.entries += 1;
+                m.logical_bytes += (row_len(key) + row.encoded_len()) as i64;
+                self.table.insert_bucket(hash, row.b);
+                Some(r)
+            }
+        }
+    }
+
     #[inline]
     pub fn modify<R>(
         &mut self,
@@ -564,14 +704,13 @@ impl HeapValueState {
             Some(i) if !self.table.is_boxed(i) => {
                 let row = self.slot.get_or_insert_with(Vec::new);
                 row.clear();
-                self.table.decode_value(i, row);
-                let old_len = row_len(row) as i64;
+                let old_len = self.table.decode_value(i, row) as i64;
                 let r = f(&mut self.slot);
                 match &self.slot {
-                    Some(new) => {
+                    Some(_) => {
                         m.writes += 1;
-                        m.logical_bytes += row_len(new) as i64 - old_len;
-                        self.table.store_value(i, &mut self.slot);
+                        m.logical_bytes +=
+                            self.table.store_value(i, &mut self.slot) as i64 - old_len;
                     }
                     None => {
                         m.deletes += 1;

@@ -292,7 +292,9 @@ impl ValueState {
         key: &[Value],
         f: impl FnOnce(&mut Option<Row>) -> R,
     ) -> StateResult<R> {
-        self.sweep()?;
+        if self.ttl.is_some() {
+            self.sweep()?;
+        }
         match &mut self.ttl {
             None => dispatch!(&mut self.imp, s => s.modify(key, f)),
             Some(t) => dispatch!(&mut self.imp, s => s.modify(key, |slot| {
@@ -315,6 +317,24 @@ impl ValueState {
                 r
             })),
         }
+    }
+    /// [`heap::HeapValueState::modify_packed`] on the heap backend without
+    /// TTL; `None` (declined, nothing done) elsewhere.
+    #[inline]
+    pub fn modify_packed<R>(
+        &mut self,
+        key: &[Value],
+        init: &[Value],
+        f: impl FnOnce(&mut heap::PackedRow, bool) -> Option<R>,
+    ) -> Option<R> {
+        match (&mut self.imp, &self.ttl) {
+            (ValueImpl::Heap(s), None) => s.modify_packed(key, init, f),
+            _ => None,
+        }
+    }
+    /// Whether [`ValueState::modify_packed`] can do anything here.
+    pub fn packs(&self) -> bool {
+        matches!((&self.imp, &self.ttl), (ValueImpl::Heap(_), None))
     }
     /// `modify` of each of `keys` (which must be distinct) in order: the
     /// same results and counters as one `modify` per key, but RocksDB reads
