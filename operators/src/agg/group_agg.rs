@@ -185,6 +185,13 @@ impl GroupAggregateOperator {
         self.packed.is_some()
     }
 
+    /// Turns the typed path off, so every record takes the general path
+    /// (benches and tests compare the two on one backend).
+    pub fn with_general_path(mut self) -> GroupAggregateOperator {
+        self.packed = None;
+        self
+    }
+
     /// Makes this the global half of a local-global aggregate: input rows
     /// are partial accumulators keyed by their leading group columns.
     pub fn with_partial_input(mut self) -> GroupAggregateOperator {
