@@ -35,7 +35,7 @@ use super::functions::AggSpec;
 use super::packed_acc::PackedAccumulator;
 use crate::changelog::{Change, RowKind};
 use crate::operator::{OpResult, Operator};
-use crate::state::heap::{fixed_state, FixedState, INLINE};
+use crate::state::heap::{fixed_state, FixedState};
 use crate::state::{StateBackend, StateReport, ValueState};
 use crate::value::{Row, Value};
 use hashbrown::HashTable;
@@ -154,11 +154,10 @@ impl GroupAggregateOperator {
     ) -> OpResult<GroupAggregateOperator> {
         let core = AggCore::new(Some(backend), scope, aggs, input_insert_only)?;
         let acc = backend.value_state(scope, "acc", core.acc_width())?;
-        let packed = if acc.packs() && group_key.len() + core.acc_width() <= INLINE {
-            PackedAccumulator::new(core.aggs())
-        } else {
-            None
-        };
+        let packed = acc
+            .packs()
+            .then(|| PackedAccumulator::new(core.aggs(), group_key.len(), core.init_values()))
+            .flatten();
         Ok(GroupAggregateOperator {
             group_key,
             core,
@@ -231,7 +230,7 @@ impl GroupAggregateOperator {
             // The heap: one key at a time, typed where it can be.
             let ub = *generate_update_before;
             for (i, key) in b.keys.iter().enumerate() {
-                if apply_packed(p, acc, core.init_values(), key, records_of(i), ub, out) {
+                if apply_packed(p, acc, key, records_of(i), ub, out) {
                     continue;
                 }
                 acc.modify(key, |slot| {
@@ -326,10 +325,11 @@ fn apply_to_slot<'a>(
     core.results_into(acc_row, &mut results.after);
     emit_update(
         first,
-        results.before != results.after,
         generate_update_before,
+        key.len(),
         || result_row(key, &results.before),
         || result_row(key, &results.after),
+        || results.before != results.after,
         out,
     );
     Ok(())
@@ -337,22 +337,27 @@ fn apply_to_slot<'a>(
 
 /// Emits the change of a group that is not empty after its records: `+I`
 /// for a new group, else `-U` (if asked for) and `+U` when the result
-/// changed. Rows are built only for what is emitted.
+/// changed. With `-U` both rows are built and their results compared;
+/// without, `changed` says whether to build the `+U` row.
 #[inline]
 fn emit_update(
     first: bool,
-    changed: bool,
     generate_update_before: bool,
+    key_len: usize,
     before: impl FnOnce() -> Row,
     after: impl FnOnce() -> Row,
+    changed: impl FnOnce() -> bool,
     out: &mut Vec<Change>,
 ) {
     if first {
         out.push(Change::new(RowKind::Insert, after()));
-    } else if changed {
-        if generate_update_before {
-            out.push(Change::new(RowKind::UpdateBefore, before()));
+    } else if generate_update_before {
+        let (b, a) = (before(), after());
+        if b[key_len..] != a[key_len..] {
+            out.push(Change::new(RowKind::UpdateBefore, b));
+            out.push(Change::new(RowKind::UpdateAfter, a));
         }
+    } else if changed() {
         out.push(Change::new(RowKind::UpdateAfter, after()));
     }
 }
@@ -366,7 +371,6 @@ fn emit_update(
 fn apply_packed<'a>(
     packed: &PackedAccumulator,
     acc: &mut ValueState,
-    init: &[Value],
     key: &[Value],
     records: impl Iterator<Item = &'a Change>,
     generate_update_before: bool,
@@ -375,7 +379,7 @@ fn apply_packed<'a>(
     if key.iter().any(|v| matches!(v, Value::Str(_))) {
         return false; // a string key never packs
     }
-    acc.modify_packed(key, init, |row, first| {
+    acc.modify_packed(key, packed.init(), |row, first| {
         let mut records = records.peekable();
         if first {
             // No state: leading retractions have nothing to take away.
@@ -392,13 +396,13 @@ fn apply_packed<'a>(
         if PackedAccumulator::row_count(row) == 0 {
             return None;
         }
-        let changed = !first && packed.results_differ(&before, row);
         emit_update(
             first,
-            changed,
             generate_update_before,
+            key.len(),
             || packed.result_row(key, &before),
             || packed.result_row(key, row),
+            || packed.results_differ(&before, row),
             out,
         );
         Some(())
@@ -451,9 +455,8 @@ impl Operator for GroupAggregateOperator {
                     None => key_buf,
                 };
                 if let Some(p) = packed {
-                    let init = core.init_values();
                     let ub = *generate_update_before;
-                    if apply_packed(p, acc, init, key, std::iter::once(c), ub, out) {
+                    if apply_packed(p, acc, key, std::iter::once(c), ub, out) {
                         continue;
                     }
                 }

@@ -17,7 +17,7 @@
 //! side on random input.
 
 use super::functions::{AggKind, AggSpec, SLOTS};
-use crate::state::heap::PackedRow;
+use crate::state::heap::{PackedRow, PackedTemplate};
 use crate::value::{Row, Value};
 
 #[derive(Clone, Copy)]
@@ -42,12 +42,16 @@ struct Call {
 
 pub struct PackedAccumulator {
     calls: Vec<Call>,
+    /// The fresh accumulator of a new group.
+    init: PackedTemplate,
 }
 
 impl PackedAccumulator {
-    /// The packed form of `aggs`, if every call has one (no `DISTINCT`,
-    /// no `MIN`/`MAX`).
-    pub fn new(aggs: &[AggSpec]) -> Option<PackedAccumulator> {
+    /// The packed form of `aggs` over keys of `key_len` values, whose fresh
+    /// accumulator row is `init`; `None` unless every call has one (no
+    /// `DISTINCT`, no `MIN`/`MAX`) and key and accumulator pack together.
+    pub fn new(aggs: &[AggSpec], key_len: usize, init: &[Value]) -> Option<PackedAccumulator> {
+        let init = PackedTemplate::new(key_len, init)?;
         let calls = aggs
             .iter()
             .enumerate()
@@ -70,7 +74,12 @@ impl PackedAccumulator {
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(PackedAccumulator { calls })
+        Some(PackedAccumulator { calls, init })
+    }
+
+    /// The fresh accumulator of a new group.
+    pub fn init(&self) -> &PackedTemplate {
+        &self.init
     }
 
     /// Applies `row` (`sign` +1 accumulate, -1 retract) to `acc`; `false`

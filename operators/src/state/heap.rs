@@ -55,7 +55,7 @@ fn hash_int(i: i64) -> u64 {
 }
 
 /// Values a bucket packs (key and row together).
-pub const INLINE: usize = 7;
+const INLINE: usize = 7;
 
 const T_NULL: u8 = 0;
 const T_FALSE: u8 = 1;
@@ -185,6 +185,42 @@ impl PackedRow {
     }
 }
 
+/// The row an absent key starts from in [`HeapValueState::modify_packed`],
+/// packed once for keys of a given length.
+#[derive(Clone, Copy)]
+pub struct PackedTemplate {
+    b: Bucket,
+}
+
+impl PackedTemplate {
+    /// `None` if `key_len` values and `init` do not fit a bucket or `init`
+    /// holds a string.
+    pub fn new(key_len: usize, init: &[Value]) -> Option<PackedTemplate> {
+        if key_len + init.len() > INLINE {
+            return None;
+        }
+        let mut b = EMPTY_BUCKET;
+        for (i, v) in init.iter().enumerate() {
+            (b.tags[key_len + i], b.words[key_len + i]) = pack(v)?;
+        }
+        b.lens = (key_len | (init.len() << 4)) as u8;
+        Some(PackedTemplate { b })
+    }
+
+    /// The template with `key` filled in; `None` if it does not pack.
+    #[inline]
+    fn with_key(&self, key: &[Value]) -> Option<PackedRow> {
+        if key.len() != self.b.klen() {
+            return None;
+        }
+        let mut b = self.b;
+        for (i, v) in key.iter().enumerate() {
+            (b.tags[i], b.words[i]) = pack(v)?;
+        }
+        Some(PackedRow { b })
+    }
+}
+
 /// Keeps `row`'s buffer in `slot` if it is the larger one (its values are
 /// cleared when the buffer is next used).
 #[inline]
@@ -305,6 +341,31 @@ fn tag_of(hash: u64) -> u8 {
     (hash >> 57) as u8 | 0x80
 }
 
+// Control bytes are probed eight at a time, as one word (SWAR).
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each empty byte of `group` (full bytes have it set).
+#[inline]
+fn empty_bytes(group: u64) -> u64 {
+    !group & HI
+}
+
+/// The high bit of each byte of `group` equal to `tag`, and possibly of
+/// bytes above a real match (the borrow of the subtraction): callers
+/// compare keys anyway. Never of an empty byte.
+#[inline]
+fn tag_bytes(group: u64, tag: u8) -> u64 {
+    let x = group ^ (LO * u64::from(tag));
+    x.wrapping_sub(LO) & !x & HI
+}
+
+/// The slot of the lowest bit set in a byte mask, counted from `i`.
+#[inline]
+fn slot_of(i: usize, bytes: u64, mask: usize) -> usize {
+    (i + (bytes.trailing_zeros() / 8) as usize) & mask
+}
+
 impl SlotTable {
     #[inline]
     fn mask(&self) -> usize {
@@ -324,7 +385,34 @@ impl SlotTable {
                 .all(|(j, v)| packed_eq(b.tags[j], b.words[j], v))
     }
 
-    /// The bucket holding `key`.
+    /// The eight control bytes from slot `i` on (wrapping around the end;
+    /// a table has at least eight slots), byte `k` for slot `i + k`.
+    #[inline]
+    fn group(&self, i: usize) -> u64 {
+        match self.ctrl.get(i..i + 8) {
+            Some(g) => u64::from_le_bytes(g.try_into().expect("eight bytes")),
+            None => {
+                let mask = self.mask();
+                u64::from_le_bytes(std::array::from_fn(|k| self.ctrl[(i + k) & mask]))
+            }
+        }
+    }
+
+    /// The first empty slot from `i` on.
+    #[inline]
+    fn first_empty(&self, mut i: usize) -> usize {
+        let mask = self.mask();
+        loop {
+            let empty = empty_bytes(self.group(i));
+            if empty != 0 {
+                return slot_of(i, empty, mask);
+            }
+            i = (i + 8) & mask;
+        }
+    }
+
+    /// The bucket holding `key`: the probe from its home slot runs to the
+    /// first empty slot.
     #[inline]
     fn find(&self, hash: u64, key: &[Value]) -> Option<usize> {
         if self.ctrl.is_empty() {
@@ -334,36 +422,47 @@ impl SlotTable {
         let tag = tag_of(hash);
         let mut i = hash as usize & mask;
         loop {
-            let c = self.ctrl[i];
-            if c == tag && self.key_eq(i, key) {
-                return Some(i);
+            let g = self.group(i);
+            let empty = empty_bytes(g);
+            // Slots past the first empty one are not in the probe run.
+            let run = if empty == 0 {
+                u64::MAX
+            } else {
+                (empty & empty.wrapping_neg()) - 1
+            };
+            let mut hits = tag_bytes(g, tag) & run;
+            while hits != 0 {
+                let j = slot_of(i, hits, mask);
+                if self.key_eq(j, key) {
+                    return Some(j);
+                }
+                hits &= hits - 1;
             }
-            if c == 0 {
+            if empty != 0 {
                 return None;
             }
-            i = (i + 1) & mask;
+            i = (i + 8) & mask;
         }
     }
 
     /// Starts fetching the bucket a lookup of `hash` will most likely end
     /// at: the first one whose tag matches (or the empty one that ends the
-    /// probe).
+    /// probe), among the eight from its home slot.
     #[inline]
     fn prefetch_bucket(&self, hash: u64) {
         if self.ctrl.is_empty() {
             return;
         }
         let mask = self.mask();
-        let tag = tag_of(hash);
-        let mut i = hash as usize & mask;
-        for _ in 0..8 {
-            let c = self.ctrl[i];
-            if c == tag || c == 0 {
-                break;
-            }
-            i = (i + 1) & mask;
-        }
-        prefetch_line(&self.buckets[i]);
+        let i = hash as usize & mask;
+        let g = self.group(i);
+        let stops = tag_bytes(g, tag_of(hash)) | empty_bytes(g);
+        let j = if stops == 0 {
+            (i + 8) & mask
+        } else {
+            slot_of(i, stops, mask)
+        };
+        prefetch_line(&self.buckets[j]);
     }
 
     /// The hash of the key in bucket `i` (equal to [`hash_key`] of any
@@ -401,11 +500,7 @@ impl SlotTable {
         if (self.len + 1) * 8 > self.ctrl.len() * 7 {
             self.grow();
         }
-        let mask = self.mask();
-        let mut i = hash as usize & mask;
-        while self.ctrl[i] != 0 {
-            i = (i + 1) & mask;
-        }
+        let i = self.first_empty(hash as usize & self.mask());
         self.ctrl[i] = tag_of(hash);
         self.buckets[i] = bucket;
         self.len += 1;
@@ -442,10 +537,7 @@ impl SlotTable {
                 continue;
             }
             let hash = self.hash_of(&old[j]);
-            let mut i = hash as usize & mask;
-            while self.ctrl[i] != 0 {
-                i = (i + 1) & mask;
-            }
+            let i = self.first_empty(hash as usize & mask);
             self.ctrl[i] = *c;
             self.buckets[i] = old[j];
         }
@@ -654,7 +746,7 @@ impl HeapValueState {
     pub fn modify_packed<R>(
         &mut self,
         key: &[Value],
-        init: &[Value],
+        init: &PackedTemplate,
         f: impl FnOnce(&mut PackedRow, bool) -> Option<R>,
     ) -> Option<R> {
         let hash = hash_key(key);
@@ -676,9 +768,7 @@ impl HeapValueState {
             }
             Some(_) => None,
             None => {
-                let mut row = PackedRow {
-                    b: Bucket::pack(key, init)?,
-                };
+                let mut row = init.with_key(key)?;
                 let r = f(&mut row, true)?;
                 let m = &mut self.metrics;
                 m.reads += 1;

@@ -324,7 +324,7 @@ impl ValueState {
     pub fn modify_packed<R>(
         &mut self,
         key: &[Value],
-        init: &[Value],
+        init: &heap::PackedTemplate,
         f: impl FnOnce(&mut heap::PackedRow, bool) -> Option<R>,
     ) -> Option<R> {
         match (&mut self.imp, &self.ttl) {
