@@ -3,9 +3,11 @@
 //! typed path): on random changelogs, with
 //! NULLs, doubles, integers meeting doubles, values the typed path declines,
 //! `FILTER` flags and retractions of rows never added, both emit exactly
-//! the same changelog, record by record, and count the same state accesses.
+//! the same changelog, record by record, and count the same state accesses;
+//! one record at a time, in mini-batches, and as the global half of a
+//! local-global aggregate.
 
-use operators::agg::{AggKind, AggSpec, GroupAggregateOperator};
+use operators::agg::{AggKind, AggSpec, GroupAggregateOperator, LocalAggregateOperator};
 use operators::changelog::{Change, RowKind};
 use operators::operator::Operator;
 use operators::state::{StateBackend, StateMetrics};
@@ -80,12 +82,48 @@ struct Run {
     metrics: StateMetrics,
 }
 
+/// How the aggregate under test is fed.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    OneAtATime,
+    MiniBatch(usize),
+    /// The global half, merging the partials of a local aggregate with
+    /// bundles of this size.
+    Global(usize),
+}
+
+fn mode() -> impl Strategy<Value = Mode> {
+    prop_oneof![
+        Just(Mode::OneAtATime),
+        (1usize..6).prop_map(Mode::MiniBatch),
+        (1usize..6).prop_map(Mode::Global),
+    ]
+}
+
+/// What a local aggregate with bundles of `size` ships for `input`, in the
+/// batches the aggregate under test gets.
+fn partials(aggs: &[AggSpec], input: &[Change], size: usize) -> Vec<Vec<Change>> {
+    let mut local = LocalAggregateOperator::new(vec![0], aggs.to_vec(), size).expect("local");
+    let mut batches: Vec<Vec<Change>> = input
+        .chunks(3)
+        .map(|batch| {
+            let mut out = Vec::new();
+            local.process(0, batch.to_vec(), &mut out).expect("local");
+            out
+        })
+        .collect();
+    let mut out = Vec::new();
+    local.finish_bundle(&mut out).expect("local");
+    batches.push(out);
+    batches
+}
+
 fn run(
     backend: &StateBackend,
     aggs: &[AggSpec],
     input: &[Change],
     update_before: bool,
-    mini_batch: Option<usize>,
+    mode: Mode,
     typed: bool,
 ) -> Run {
     let scope = format!("packed-{}", rand_scope());
@@ -98,17 +136,25 @@ fn run(
         update_before,
     )
     .expect("operator");
-    if let Some(size) = mini_batch {
-        op = op.with_mini_batch(size);
-    }
+    let batches = match mode {
+        Mode::OneAtATime => input.chunks(3).map(<[Change]>::to_vec).collect(),
+        Mode::MiniBatch(size) => {
+            op = op.with_mini_batch(size);
+            input.chunks(3).map(<[Change]>::to_vec).collect()
+        }
+        Mode::Global(size) => {
+            op = op.with_partial_input();
+            partials(aggs, input, size)
+        }
+    };
     if !typed {
         op = op.with_general_path();
     }
     assert_eq!(op.typed_path(), typed);
     let mut emitted = Vec::new();
-    for batch in input.chunks(3) {
+    for batch in batches {
         let mut out = Vec::new();
-        op.process(0, batch.to_vec(), &mut out).expect("process");
+        op.process(0, batch, &mut out).expect("process");
         emitted.push(out);
     }
     let mut out = Vec::new();
@@ -134,16 +180,16 @@ proptest! {
         aggs in calls(),
         input in proptest::collection::vec(change(), 0..40),
         update_before in any::<bool>(),
-        mini_batch in prop_oneof![Just(None), (1usize..6).prop_map(Some)],
+        mode in mode(),
     ) {
         let heap = StateBackend::heap();
         let rocks = StateBackend::rocksdb(None).expect("rocksdb opens");
-        let typed = run(&heap, &aggs, &input, update_before, mini_batch, true);
-        let general = run(&heap, &aggs, &input, update_before, mini_batch, false);
+        let typed = run(&heap, &aggs, &input, update_before, mode, true);
+        let general = run(&heap, &aggs, &input, update_before, mode, false);
         prop_assert_eq!(&typed.emitted, &general.emitted);
         prop_assert_eq!(typed.metrics, general.metrics);
         // RocksDB has no typed path; it agrees too.
-        let rocks = run(&rocks, &aggs, &input, update_before, mini_batch, false);
+        let rocks = run(&rocks, &aggs, &input, update_before, mode, false);
         prop_assert_eq!(&typed.emitted, &rocks.emitted);
         prop_assert_eq!(typed.metrics, rocks.metrics);
     }
@@ -182,7 +228,7 @@ fn typed_path_emits_the_documented_changelog() {
         Change::delete(row(2, 1)),
         Change::delete(row(1, 7)),
     ];
-    let r = run(&heap, &aggs, &input, true, None, true);
+    let r = run(&heap, &aggs, &input, true, Mode::OneAtATime, true);
     let all: Vec<String> = r.emitted.concat().iter().map(|c| c.to_string()).collect();
     assert_eq!(
         all,

@@ -178,8 +178,8 @@ impl GroupAggregateOperator {
     }
 
     /// Whether records take the typed path ([`PackedAccumulator`]): on the
-    /// heap backend without TTL, for `COUNT`, `SUM` and `AVG` calls over
-    /// rows (not partial accumulators) whose key and accumulator pack.
+    /// heap backend without TTL, for `COUNT`, `SUM` and `AVG` calls whose
+    /// key and accumulator pack (rows or partial accumulators alike).
     pub fn typed_path(&self) -> bool {
         self.packed.is_some()
     }
@@ -196,7 +196,6 @@ impl GroupAggregateOperator {
     pub fn with_partial_input(mut self) -> GroupAggregateOperator {
         self.input = AggInput::Partials;
         self.group_key = (0..self.group_key.len()).collect();
-        self.packed = None;
         self
     }
 
@@ -230,7 +229,7 @@ impl GroupAggregateOperator {
             // The heap: one key at a time, typed where it can be.
             let ub = *generate_update_before;
             for (i, key) in b.keys.iter().enumerate() {
-                if apply_packed(p, acc, key, records_of(i), ub, out) {
+                if apply_packed(p, acc, *input, key, records_of(i), ub, out) {
                     continue;
                 }
                 acc.modify(key, |slot| {
@@ -368,9 +367,11 @@ fn emit_update(
 /// retractions for a missing group, a group that empties, or values the
 /// typed path does not take.
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn apply_packed<'a>(
     packed: &PackedAccumulator,
     acc: &mut ValueState,
+    input: AggInput,
     key: &[Value],
     records: impl Iterator<Item = &'a Change>,
     generate_update_before: bool,
@@ -381,15 +382,21 @@ fn apply_packed<'a>(
     }
     acc.modify_packed(key, packed.init(), |row, first| {
         let mut records = records.peekable();
-        if first {
+        if first && input == AggInput::Rows {
             // No state: leading retractions have nothing to take away.
             while records.next_if(|c| c.kind.is_retract()).is_some() {}
             records.peek()?;
         }
         let before = *row;
         for c in records {
-            let sign = if c.kind.is_accumulate() { 1 } else { -1 };
-            if !packed.accumulate(row, &c.row, sign) {
+            let applied = match input {
+                AggInput::Rows => {
+                    let sign = if c.kind.is_accumulate() { 1 } else { -1 };
+                    packed.accumulate(row, &c.row, sign)
+                }
+                AggInput::Partials => packed.merge(row, &c.row[key.len()..]),
+            };
+            if !applied {
                 return None;
             }
         }
@@ -456,7 +463,7 @@ impl Operator for GroupAggregateOperator {
                 };
                 if let Some(p) = packed {
                     let ub = *generate_update_before;
-                    if apply_packed(p, acc, key, std::iter::once(c), ub, out) {
+                    if apply_packed(p, acc, *input, key, std::iter::once(c), ub, out) {
                         continue;
                     }
                 }

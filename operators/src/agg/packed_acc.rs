@@ -12,7 +12,9 @@
 //! `TRUE` only. Anything else (an argument that is neither a number nor
 //! NULL, a slot of an unexpected kind) makes [`PackedAccumulator::accumulate`]
 //! return `false`, and the operator takes the general path for that record
-//! on the unchanged state. The equivalence tests run both paths (heap and
+//! on the unchanged state. [`PackedAccumulator::merge`] does the same for
+//! the partial accumulators a global aggregate merges (`functions::merge`).
+//! The equivalence tests run both paths (heap and
 //! RocksDB) against the oracle, and `tests/packed_acc.rs` runs them side by
 //! side on random input.
 
@@ -125,6 +127,40 @@ impl PackedAccumulator {
                     };
                     acc.set_int(s + 1, n + sign);
                     if n + sign == 0 {
+                        acc.set_null(s);
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Merges a partial accumulator (as a local aggregate ships it, same
+    /// layout) into `acc`, as [`super::core::AggCore::merge`] does; `false`
+    /// when it needs the general path.
+    #[inline]
+    pub fn merge(&self, acc: &mut PackedRow, partial: &[Value]) -> bool {
+        let (Some(count), Value::Int(more)) = (acc.int(0), &partial[0]) else {
+            return false;
+        };
+        acc.set_int(0, count + more);
+        for c in &self.calls {
+            let s = c.slot;
+            let p = &partial[s..s + SLOTS];
+            match c.kind {
+                Kind::CountStar | Kind::Count => match (acc.int(s), &p[0]) {
+                    (Some(n), Value::Int(m)) => acc.set_int(s, n + m),
+                    _ => return false,
+                },
+                Kind::Sum | Kind::Avg { .. } => {
+                    if !p[0].is_null() && !add(acc, s, &p[0], 1) {
+                        return false;
+                    }
+                    let (Some(n), Value::Int(m)) = (acc.int(s + 1), &p[1]) else {
+                        return false;
+                    };
+                    acc.set_int(s + 1, n + m);
+                    if n + m == 0 {
                         acc.set_null(s);
                     }
                 }
