@@ -26,6 +26,13 @@
 //! `WriteBatch` per bundle). The global aggregate buffers partial accumulators from local
 //! aggregates and merges them the same way.
 //!
+//! On the heap backend, `COUNT`/`SUM`/`AVG` calls take a typed path
+//! ([`super::packed_acc`]): the accumulator is updated in place in the
+//! state table's bucket and only emitted rows are built. It declines what
+//! it does not take (a group that empties, a value of another kind), and
+//! the record goes the general way on unchanged state: same changelog,
+//! same counters.
+//!
 //! Counters: one-record-at-a-time, per input record one read and one write
 //! (or delete) of `acc`; mini-batch, one read and one write per distinct key
 //! per bundle; plus the distinct and MIN/MAX maps (see [`super::core`]).
@@ -136,8 +143,7 @@ pub struct GroupAggregateOperator {
     bundle: Option<Bundle>,
     key_buf: Vec<Value>,
     results: Results,
-    /// The typed path of a one-record-at-a-time aggregate on the heap
-    /// backend, when its calls have one.
+    /// The typed path, on the heap backend when the calls have one.
     packed: Option<PackedAccumulator>,
 }
 
