@@ -318,6 +318,32 @@ INSERT INTO copy SELECT k, v FROM t WHERE k <> 2 OR v IS NULL;
 }
 
 #[test]
+fn a_run_that_fails_leaves_no_sink_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rows reach the sink's file batch by batch; a bad row after several
+    // batches fails the run, and neither the file nor its temporary stays.
+    let mut data: String = (0..5000).map(|i| format!("{i},{i}\n")).collect();
+    data.push_str("5000,oops\n");
+    std::fs::write(dir.path().join("data.csv"), data).unwrap();
+    let sql = "CREATE TABLE t (k INT, v INT) WITH ('connector' = 'filesystem', 'path' = 'data.csv', 'format' = 'csv');
+CREATE TABLE copy (k INT, v INT) WITH ('connector' = 'filesystem', 'path' = 'out/copy.csv', 'format' = 'csv');
+INSERT INTO copy SELECT k, v FROM t;
+";
+    std::fs::write(dir.path().join("t.sql"), sql).unwrap();
+    let o = run(lab()
+        .arg("run")
+        .arg(dir.path().join("t.sql"))
+        .arg("--quiet"));
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("line 5001"), "{}", o.stderr);
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "nothing left in out/: {left:?}");
+}
+
+#[test]
 fn an_unwritable_filesystem_sink_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("data.csv"), "1,10\n").unwrap();

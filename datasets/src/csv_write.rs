@@ -254,25 +254,45 @@ pub fn write_changelog_csv(
     w.finish()
 }
 
-/// Writes the rows a `filesystem` sink received, in arrival order and
-/// without a header (Flink's `csv` format), so the file reads back as a
-/// `csv` source; NULL is an empty field. The file appears complete or not
-/// at all.
-pub fn write_sink_csv<R: AsRef<[Value]>>(
-    path: &Path,
-    column_names: &[String],
-    rows: impl IntoIterator<Item = R>,
-) -> Result<(), DatasetError> {
-    let header: Vec<&str> = column_names.iter().map(String::as_str).collect();
-    let mut csv = AtomicCsv::create_with(path, &header, 0, false)?;
-    for r in rows {
-        csv.record.clear();
-        for v in r.as_ref() {
-            csv.push_value(v);
-        }
-        csv.flush_record()?;
+/// Writes the rows a `filesystem` sink receives, as they arrive, without a
+/// header (Flink's `csv` format), so the file reads back as a `csv` source;
+/// NULL is an empty field. The file appears complete (on
+/// [`SinkCsvWriter::finish`]) or not at all.
+pub struct SinkCsvWriter {
+    csv: AtomicCsv,
+}
+
+impl SinkCsvWriter {
+    /// Starts `path` under a temporary name; rows have one value per column.
+    pub fn create(path: &Path, column_names: &[String]) -> Result<SinkCsvWriter, DatasetError> {
+        let header: Vec<&str> = column_names.iter().map(String::as_str).collect();
+        Ok(SinkCsvWriter {
+            csv: AtomicCsv::create_with(path, &header, 0, false)?,
+        })
     }
-    csv.finish()
+
+    pub fn write_row(&mut self, row: &[Value]) -> Result<(), DatasetError> {
+        self.csv.record.clear();
+        for v in row {
+            self.csv.push_value(v);
+        }
+        self.csv.flush_record()
+    }
+
+    /// Flushes, syncs and renames the file into place.
+    pub fn finish(self) -> Result<(), DatasetError> {
+        self.csv.finish()
+    }
+}
+
+impl operators::sink::RowWriter for SinkCsvWriter {
+    fn write(&mut self, row: &[Value]) -> Result<(), String> {
+        self.write_row(row).map_err(|e| e.to_string())
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), String> {
+        SinkCsvWriter::finish(*self).map_err(|e| e.to_string())
+    }
 }
 
 /// Writes a whole result file in one call.

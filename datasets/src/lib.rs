@@ -29,7 +29,7 @@ pub mod zipf;
 
 pub use csv_read::{read_all, CsvOptions, CsvSource};
 pub use csv_write::{
-    write_changelog_csv, write_result_csv, write_sink_csv, ChangelogCsvWriter, ResultCsvWriter,
+    write_changelog_csv, write_result_csv, ChangelogCsvWriter, ResultCsvWriter, SinkCsvWriter,
 };
 pub use datagen::DatagenSource;
 pub use error::DatasetError;

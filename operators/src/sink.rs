@@ -6,10 +6,19 @@
 //! A retract sink materialises a multiset (`+I`/`+U` add, `-U`/`-D` remove).
 //! An upsert sink keeps one row per primary key: `+I`/`+U` overwrite, `-D`
 //! deletes, and `-U` (if an upstream still sends it) is ignored.
+//! A sink that writes somewhere (a `filesystem` table) hands each row to
+//! its [`RowWriter`] as it arrives, so the rows are never all in memory.
 
 use crate::changelog::{Change, KindCounts, Multiset, RowKind, SinkEncoding};
 use crate::state::heap::{new_map, Map};
-use crate::value::{cmp_rows, Row};
+use crate::value::{cmp_rows, Row, Value};
+
+/// Where a sink writes the rows it receives, in arrival order.
+pub trait RowWriter: Send {
+    fn write(&mut self, row: &[Value]) -> Result<(), String>;
+    /// Completes the output: until then it must not look complete.
+    fn finish(self: Box<Self>) -> Result<(), String>;
+}
 
 pub struct SinkCollector {
     encoding: SinkEncoding,
@@ -21,6 +30,7 @@ pub struct SinkCollector {
     changelog: Vec<Change>,
     /// Print each row as Flink's print connector does, with this prefix.
     print: Option<String>,
+    writer: Option<Box<dyn RowWriter>>,
 }
 
 impl SinkCollector {
@@ -39,14 +49,32 @@ impl SinkCollector {
             materialize,
             changelog: Vec::new(),
             print,
+            writer: None,
         }
     }
 
-    pub fn consume(&mut self, batch: Vec<Change>) {
+    /// Writes every row from now on to `writer`.
+    pub fn set_writer(&mut self, writer: Box<dyn RowWriter>) {
+        self.writer = Some(writer);
+    }
+
+    /// Completes the writer's output, if there is one.
+    pub fn finish_writer(&mut self) -> Result<(), String> {
+        match self.writer.take() {
+            Some(w) => w.finish(),
+            None => Ok(()),
+        }
+    }
+
+    /// Takes a batch; fails only when the writer does.
+    pub fn consume(&mut self, batch: Vec<Change>) -> Result<(), String> {
         for c in batch {
             self.counts.add(c.kind);
             if let Some(prefix) = &self.print {
                 println!("{prefix}{c}");
+            }
+            if let Some(w) = &mut self.writer {
+                w.write(&c.row)?;
             }
             if !self.materialize {
                 if self.keep_changelog {
@@ -73,6 +101,7 @@ impl SinkCollector {
                 self.changelog.push(c);
             }
         }
+        Ok(())
     }
 
     pub fn counts(&self) -> KindCounts {

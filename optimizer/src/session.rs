@@ -276,17 +276,19 @@ pub fn run_parsed(
             options.materialize,
         )?;
         let sink = plan.sink.table.name.clone();
+        if let Some(path) = crate::physical::job::sink_file(&plan.sink.table) {
+            // Insert-only (the planner refuses updates into a file sink).
+            let file = datasets::resolve_path(base_dir, &path.to_string_lossy());
+            let writer = datasets::SinkCsvWriter::create(&file, &plan.sink.table.schema.names())
+                .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
+            job.set_sink_writer(Box::new(writer));
+        }
         let report = job.run(&mut |n| progress(&sink, n)).map_err(|e| match e {
             operators::operator::OpError::Source(m) => RunError::Source(m),
             e => RunError::Execution(e.to_string()),
         })?;
-        if let Some(path) = crate::physical::job::sink_file(&plan.sink.table) {
-            // Insert-only (the planner refuses updates into a file sink).
-            let file = datasets::resolve_path(base_dir, &path.to_string_lossy());
-            let rows = job.sink().changelog().iter().map(|c| c.row.as_slice());
-            datasets::write_sink_csv(&file, &plan.sink.table.schema.names(), rows)
-                .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
-        }
+        job.finish_sink()
+            .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
         let changelog = if options.keep_changelog {
             job.sink().changelog().to_vec()
         } else {

@@ -4,7 +4,7 @@ use super::exchange::Exchange;
 use super::metrics::{JobReport, LatencyStats, StageReport, SubtaskLoad};
 use crate::changelog::Change;
 use crate::operator::{OpError, OpResult, Operator};
-use crate::sink::SinkCollector;
+use crate::sink::{RowWriter, SinkCollector};
 use crate::state::{StateBackend, StateReport};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
@@ -221,6 +221,17 @@ impl Job {
         &self.sink
     }
 
+    /// Writes the sink's rows to `writer` as they arrive; [`Job::finish_sink`]
+    /// completes it after the run.
+    pub fn set_sink_writer(&mut self, writer: Box<dyn RowWriter>) {
+        self.sink.set_writer(writer);
+    }
+
+    /// Completes the sink's writer (after a successful run).
+    pub fn finish_sink(&mut self) -> OpResult<()> {
+        self.sink.finish_writer().map_err(OpError::Other)
+    }
+
     /// Runs the job to the end of its input. `progress` is called after
     /// each source batch with the number of input rows read so far.
     pub fn run(&mut self, progress: &mut dyn FnMut(u64)) -> OpResult<JobReport> {
@@ -360,7 +371,7 @@ impl Job {
                     partitions.into_iter().flatten().collect()
                 };
                 if !batch.is_empty() {
-                    self.sink.consume(batch);
+                    self.sink.consume(batch).map_err(OpError::Other)?;
                 }
                 Ok(())
             }

@@ -149,10 +149,10 @@ pub fn build_job(
         ),
         _ => None,
     };
-    // A filesystem sink's file is written from the rows it received.
+    // (A filesystem sink's writer is set by whoever resolves its path.)
     let sink = SinkCollector::new(
         plan.sink.encoding.clone(),
-        keep_changelog || sink_file(&plan.sink.table).is_some(),
+        keep_changelog,
         materialize,
         print,
     );
