@@ -3,9 +3,9 @@
 //! most queries run (Flink generates typed code for the same reason).
 //!
 //! Semantics: exactly those of [`super::core::AggCore::accumulate`] and
-//! [`super::functions::result`] for these calls, on an
-//! accumulator row of the same layout (`[row count, 2 slots per call]`,
-//! see [`super::functions`]) held as a [`PackedRow`]: integers and doubles
+//! [`super::functions::result`] for these calls, on an accumulator row of
+//! the same layout (`[row count, 2 slots per call]`, see
+//! [`super::functions`]) held as a [`PackedRow`]: integers and doubles
 //! add as `functions::apply` adds them (integers wrap, an integer meeting a
 //! double becomes a double), a `SUM`/`AVG` whose count returns to 0 is
 //! reset to NULL, NULL arguments are skipped, and a `FILTER` passes on
@@ -14,9 +14,8 @@
 //! return `false`, and the operator takes the general path for that record
 //! on the unchanged state. [`PackedAccumulator::merge`] does the same for
 //! the partial accumulators a global aggregate merges (`functions::merge`).
-//! The equivalence tests run both paths (heap and
-//! RocksDB) against the oracle, and `tests/packed_acc.rs` runs them side by
-//! side on random input.
+//! The equivalence tests run both paths (heap and RocksDB) against the
+//! oracle, and `tests/packed_acc.rs` runs them side by side on random input.
 
 use super::functions::{AggKind, AggSpec, SLOTS};
 use crate::state::heap::{PackedRow, PackedTemplate};

@@ -8,11 +8,13 @@
 //! where the cost is the cache miss. Each entry is one 64-byte, line-aligned
 //! [`Bucket`]: when the key and the row together hold at most [`INLINE`]
 //! values and none is a `STRING`, they are packed in it (a tag byte and a
-//! 64-bit word per value), so a lookup touches one byte of the control array
+//! 64-bit word per value), so a lookup touches one word of the control array
 //! and one cache line, and [`HeapValueState::prefetch`] can fetch that line
 //! ahead of time. Other entries keep their key and row in a side list. The
 //! row handed to a `modify` closure is decoded into a spare `Vec` reused
-//! from call to call, so a read-modify-write allocates nothing. Single-`INT`
+//! from call to call, so a read-modify-write allocates nothing;
+//! [`HeapValueState::modify_packed`] skips even the decoding, for callers
+//! that work on the packed words (the aggregates' typed path). Single-`INT`
 //! keys are hashed with one folded multiply (fixed constants), other keys
 //! with `foldhash` under the fixed seed.
 //!
@@ -324,8 +326,9 @@ struct BoxedEntry {
 }
 
 /// Open addressing with linear probing: `ctrl[i]` is 0 for an empty bucket
-/// or a 7-bit tag of the hash (high bit set); deletion shifts the rest of
-/// the probe run back, so there are no tombstones. At most 7/8 full.
+/// or a 7-bit tag of the hash (high bit set), read eight at a time;
+/// deletion shifts the rest of the probe run back, so there are no
+/// tombstones. At most 7/8 full.
 #[derive(Default)]
 struct SlotTable {
     ctrl: Box<[u8]>,
