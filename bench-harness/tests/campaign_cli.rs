@@ -251,6 +251,29 @@ fn a_campaign_writes_results_charts_and_index_and_plot_redraws_them() {
 }
 
 #[test]
+fn a_dimension_series_keeps_variants_apart() {
+    // Two variants, lines per `rows`: each variant keeps its own lines
+    // (their runs are not pooled into one median).
+    let spec = SPEC.replace("rows = [300]", "rows = [300, 600]").replace(
+        "y = \"state_accesses\"\n",
+        "y = \"state_accesses\"\nseries = \"rows\"\n",
+    );
+    let dir = setup(&spec);
+    let out = dir.path().join("report");
+    let o = campaign(dir.path(), &out, &[]);
+    assert_eq!(o.code, 0, "stderr: {}", o.stderr);
+    let svg = std::fs::read_to_string(out.join("state-accesses-vs-skew.svg")).unwrap();
+    for line in [
+        "p1, rows=300",
+        "p2, rows=300",
+        "p1, rows=600",
+        "p2, rows=600",
+    ] {
+        assert!(svg.contains(line), "no line {line} in the legend");
+    }
+}
+
+#[test]
 fn quick_uses_the_quick_values_and_one_repeat() {
     let dir = setup(SPEC);
     let out = dir.path().join("q");

@@ -5,7 +5,9 @@
 //! Every number shown is a median over repeats. A chart draws one line per
 //! series value (by default per variant); when a sweep dimension other than
 //! x and the series takes several values, each value gets its own line
-//! (`heap, rows=1000`).
+//! (`heap, rows=1000`), and so does each variant when the series is a
+//! dimension (`heap, rows=1000` again): runs of different configurations
+//! are never pooled into one median.
 
 use super::metrics::{display_ratio, display_value, median, metric, Metric};
 use super::results::{Table, RESULTS};
@@ -214,6 +216,8 @@ fn chart_data(spec: &Spec, data: &Data, chart: &Chart, warnings: &mut Vec<String
         .filter(|&d| d != xi && Some(d) != si)
         .filter(|&d| distinct(rows.iter().map(|r| r.params[d].clone())).len() > 1)
         .collect();
+    // A dimension as the series still keeps variants apart.
+    let by_variant = si.is_some() && distinct(rows.iter().map(|r| r.variant.clone())).len() > 1;
     let xs = distinct(rows.iter().map(|r| r.params[xi].clone()));
     let numeric: Option<Vec<f64>> = xs.iter().map(|x| x.parse::<f64>().ok()).collect();
     let x_axis = match numeric {
@@ -230,6 +234,9 @@ fn chart_data(spec: &Spec, data: &Data, chart: &Chart, warnings: &mut Vec<String
     for r in &rows {
         let mut name = match si {
             None => r.variant.clone(),
+            Some(d) if by_variant => {
+                format!("{}, {}={}", r.variant, spec.dims[d].name, r.params[d])
+            }
             Some(d) => format!("{}={}", spec.dims[d].name, r.params[d]),
         };
         for &d in &others {
