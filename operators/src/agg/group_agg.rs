@@ -486,6 +486,8 @@ impl Operator for GroupAggregateOperator {
                     )
                 })??;
             }
+            // Read only: the rows go back to the thread that made them.
+            crate::exec::give_back(batch);
             return Ok(());
         }
         for c in batch {

@@ -1,6 +1,7 @@
 //! Building and running a job (see the module doc of [`super`]).
 
 use super::exchange::Exchange;
+use super::give_back::{self, Returned};
 use super::metrics::{JobReport, LatencyStats, StageReport, SubtaskLoad};
 use crate::changelog::Change;
 use crate::operator::{OpError, OpResult, Operator};
@@ -71,17 +72,19 @@ impl Feed<'_> {
 }
 
 /// Reads `source` to its end (or first error) into `tx`; stops early when
-/// the job hangs up.
+/// the job hangs up. Batch buffers come from `returned` when operators
+/// gave some back.
 fn read_ahead(
     source: &mut Box<dyn ChangeSource>,
     max: usize,
     tx: std::sync::mpsc::SyncSender<Vec<SourceBatch>>,
+    mut returned: Returned,
 ) {
     loop {
         let mut group = Vec::with_capacity(READ_AHEAD_GROUP);
         let mut last = false;
         while group.len() < READ_AHEAD_GROUP && !last {
-            let mut batch = Vec::with_capacity(max);
+            let mut batch = returned.batch(max);
             let item = source.next_batch(max, &mut batch).map(|n| (n, batch));
             last = !matches!(item, Ok((n, _)) if n > 0);
             group.push(item);
@@ -188,6 +191,7 @@ impl JobBuilder {
             sink,
             options,
             latencies: Vec::new(),
+            give_back: None,
         })
     }
 }
@@ -214,6 +218,9 @@ pub struct Job {
     options: JobOptions,
     /// (latency, rows) per partition delivered to the sink.
     latencies: Vec<(Duration, u64)>,
+    /// The way back to the one read-ahead source, during a run that has
+    /// exactly one ([`give_back`]).
+    give_back: Option<std::sync::mpsc::Sender<Vec<Change>>>,
 }
 
 impl Job {
@@ -247,6 +254,7 @@ impl Job {
             .iter()
             .map(|s| s.output.clone().expect("checked in build"))
             .collect();
+        let readers = sources.iter().filter(|s| s.source.can_read_ahead()).count();
         let result = std::thread::scope(|scope| {
             let mut feeds: Vec<Feed> = sources
                 .iter_mut()
@@ -255,12 +263,19 @@ impl Job {
                         return Feed::Direct(&mut slot.source);
                     }
                     let (tx, rx) = std::sync::mpsc::sync_channel(READ_AHEAD_GROUPS);
+                    let (back, returned) = std::sync::mpsc::channel();
+                    if readers == 1 {
+                        self.give_back = Some(back);
+                    }
+                    let returned = Returned::new(returned);
                     let source = &mut slot.source;
-                    scope.spawn(move || read_ahead(source, batch_size, tx));
+                    scope.spawn(move || read_ahead(source, batch_size, tx, returned));
                     Feed::Thread(rx, Default::default())
                 })
                 .collect();
-            self.run_feeds(start, &mut feeds, &outputs, progress)
+            let result = self.run_feeds(start, &mut feeds, &outputs, progress);
+            self.give_back = None;
+            result
             // Dropping the feeds hangs up on readers still running.
         });
         self.sources = sources;
@@ -302,7 +317,9 @@ impl Job {
                 // Latency counts from when the batch enters the plan (time
                 // a read-ahead batch waited for the job is the source's).
                 let (target, exchange) = outputs[s].clone();
-                self.push(target, &exchange, vec![batch], vec![Some(Instant::now())])?;
+                let from_reader = matches!(feed, Feed::Thread(..));
+                let stamps = vec![Some(Instant::now())];
+                self.push(target, &exchange, vec![batch], stamps, from_reader)?;
                 progress(input_rows);
                 if let Some(lat) = self.options.bundle_latency {
                     if last_flush.elapsed() >= lat {
@@ -340,7 +357,7 @@ impl Job {
             }
             if outputs.iter().any(|o| !o.is_empty()) {
                 let (target, exchange) = stage.output.clone().expect("checked in build");
-                self.push(target, &exchange, outputs, stamps)?;
+                self.push(target, &exchange, outputs, stamps, false)?;
             }
         }
         Ok(())
@@ -350,12 +367,14 @@ impl Job {
     /// time of the oldest record partition `i` stands for: its own records
     /// for a source batch, and for an operator's output also the records
     /// its bundle held, so a delivery's latency is that of its oldest row.
+    /// `from_reader`: the partitions are a read-ahead source's batch.
     fn push(
         &mut self,
         target: Target,
         exchange: &Exchange,
         partitions: Vec<Vec<Change>>,
         stamps: Vec<Option<Instant>>,
+        from_reader: bool,
     ) -> OpResult<()> {
         match target {
             Target::Sink => {
@@ -415,6 +434,12 @@ impl Job {
                     };
                     r.map(|_| (out, out_stamp))
                 };
+                // One subtask runs on this thread: a reader's batch it is
+                // done with can go back to the reader.
+                let route = from_reader && p == 1;
+                if let (true, Some(back)) = (route, &self.give_back) {
+                    give_back::route_to(back.clone());
+                }
                 let outputs: Vec<OpResult<(Vec<Change>, Option<Instant>)>> = if p == 1 {
                     stage
                         .subtasks
@@ -442,6 +467,9 @@ impl Job {
                         .map(run)
                         .collect()
                 };
+                if route {
+                    give_back::route_none();
+                }
                 let (outputs, stamps): (Vec<Vec<Change>>, Vec<Option<Instant>>) = outputs
                     .into_iter()
                     .collect::<OpResult<Vec<_>>>()?
@@ -451,7 +479,7 @@ impl Job {
                     return Ok(());
                 }
                 let (next, next_exchange) = stage.output.clone().expect("checked in build");
-                self.push(next, &next_exchange, outputs, stamps)
+                self.push(next, &next_exchange, outputs, stamps, false)
             }
         }
     }

@@ -16,7 +16,8 @@
 //! rows depend on nothing the job does (files, generators:
 //! [`ChangeSource::can_read_ahead`]) is read on a thread of its own, a few
 //! batches ahead, as Flink runs a source as its own task; the job takes its
-//! batches in the same order, so the run is the same. `rayon` runs a
+//! batches in the same order, so the run is the same (operators that only
+//! read their input hand it back to free there: [`give_back`]). `rayon` runs a
 //! stage's subtasks in parallel, and their outputs are concatenated in
 //! subtask order. Every exchange preserves the relative order of records
 //! with the same key, so each key's changelog is processed in order, and a
@@ -30,9 +31,11 @@
 //! early.
 
 pub mod exchange;
+pub mod give_back;
 pub mod job;
 pub mod metrics;
 
 pub use exchange::Exchange;
+pub use give_back::give_back;
 pub use job::{ChangeSource, Job, JobBuilder, StageId, Target};
 pub use metrics::{JobReport, LatencyStats, StageReport, SubtaskLoad};
