@@ -43,7 +43,7 @@ use super::packed_acc::PackedAccumulator;
 use crate::changelog::{Change, RowKind};
 use crate::operator::{OpResult, Operator};
 use crate::state::heap::{fixed_state, FixedState};
-use crate::state::{StateBackend, StateReport, ValueState};
+use crate::state::{StateBackend, StateReport, ValueState, PREFETCH_AHEAD};
 use crate::value::{Row, Value};
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
@@ -130,9 +130,6 @@ impl Bundle {
         self.key_of.clear();
     }
 }
-
-/// How many records ahead the one-at-a-time loop prefetches state.
-const PREFETCH_AHEAD: usize = 12;
 
 pub struct GroupAggregateOperator {
     group_key: Vec<usize>,
@@ -232,9 +229,13 @@ impl GroupAggregateOperator {
                 .map(|&r| &b.records[r as usize])
         };
         if let Some(p) = packed {
-            // The heap: one key at a time, typed where it can be.
+            // The heap: one key at a time, typed where it can be, each
+            // key's bucket fetched some keys ahead.
             let ub = *generate_update_before;
             for (i, key) in b.keys.iter().enumerate() {
+                if let Some(next) = b.keys.get(i + PREFETCH_AHEAD) {
+                    acc.prefetch(next);
+                }
                 if apply_packed(p, acc, *input, key, records_of(i), ub, out) {
                     continue;
                 }

@@ -216,6 +216,10 @@ impl StateBackend {
 }
 
 /// `key → row`.
+/// How many accesses ahead a caller prefetches a heap key: far enough to
+/// hide a cache miss behind the work on the keys in between.
+pub const PREFETCH_AHEAD: usize = 12;
+
 pub struct ValueState {
     imp: ValueImpl,
     ttl: Option<ttl::Ttl>,
@@ -357,6 +361,9 @@ impl ValueState {
             _ => {
                 let mut out = Vec::with_capacity(keys.len());
                 for (i, k) in keys.iter().enumerate() {
+                    if let Some(next) = keys.get(i + PREFETCH_AHEAD) {
+                        self.prefetch(next.as_ref());
+                    }
                     out.push(self.modify(k.as_ref(), |slot| f(i, slot))?);
                 }
                 Ok(out)
@@ -364,7 +371,8 @@ impl ValueState {
         }
     }
     /// Hints that `key` will be accessed soon: the heap backend starts
-    /// fetching its memory (call it some records ahead). Counts nothing.
+    /// fetching its memory (call it [`PREFETCH_AHEAD`] accesses ahead).
+    /// Counts nothing.
     #[inline]
     pub fn prefetch(&self, key: &[Value]) {
         if let ValueImpl::Heap(s) = &self.imp {
