@@ -12,21 +12,31 @@
 //! It keeps no state between bundles, so it costs no state accesses; what it
 //! saves is records through the hash exchange (one per key per subtask per
 //! bundle instead of one per record) and load on the hot key's subtask.
+//!
+//! Mechanics: each group is one row `[key..., partial...]`, allocated once
+//! at its full width and shipped as it is; an index of row positions by
+//! key hash finds it. Input batches are only read, so they are given back
+//! ([`crate::exec::give_back`]).
 
 use super::core::AggCore;
 use super::functions::AggSpec;
 use crate::changelog::Change;
 use crate::operator::{OpResult, Operator};
-use crate::state::heap::{new_map, Map};
+use crate::state::heap::{fixed_state, FixedState};
 use crate::value::{Row, Value};
+use hashbrown::HashTable;
+use std::hash::BuildHasher;
 
 pub struct LocalAggregateOperator {
     group_key: Vec<usize>,
     core: AggCore,
     size: usize,
     buffered: usize,
-    index: Map<Row, usize>,
-    partials: Vec<(Row, Row)>,
+    /// Positions in `partials`, by key hash.
+    index: HashTable<u32>,
+    hasher: FixedState,
+    /// Per group: `[key..., partial accumulator...]`.
+    partials: Vec<Row>,
     key_buf: Vec<Value>,
 }
 
@@ -41,7 +51,8 @@ impl LocalAggregateOperator {
             core: AggCore::new(None, "", aggs, true)?,
             size: bundle_size.max(1),
             buffered: 0,
-            index: new_map(),
+            index: HashTable::new(),
+            hasher: fixed_state(),
             partials: Vec::new(),
             key_buf: Vec::new(),
         })
@@ -50,11 +61,7 @@ impl LocalAggregateOperator {
     fn flush(&mut self, out: &mut Vec<Change>) {
         self.buffered = 0;
         self.index.clear();
-        for (key, acc) in self.partials.drain(..) {
-            let mut row = key;
-            row.extend(acc);
-            out.push(Change::insert(row));
-        }
+        out.extend(self.partials.drain(..).map(Change::insert));
     }
 }
 
@@ -65,27 +72,43 @@ impl Operator for LocalAggregateOperator {
         batch: Vec<Change>,
         out: &mut Vec<Change>,
     ) -> OpResult<()> {
-        for c in batch {
+        let klen = self.group_key.len();
+        for c in &batch {
             self.key_buf.clear();
             self.key_buf
                 .extend(self.group_key.iter().map(|&i| c.row[i].clone()));
-            let i = match self.index.get(self.key_buf.as_slice()) {
-                Some(&i) => i,
+            let LocalAggregateOperator {
+                index,
+                hasher,
+                partials,
+                key_buf,
+                core,
+                ..
+            } = self;
+            let hash = hasher.hash_one(key_buf.as_slice());
+            let i = match index.find(hash, |&i| partials[i as usize][..klen] == key_buf[..]) {
+                Some(&i) => i as usize,
                 None => {
-                    self.index.insert(self.key_buf.clone(), self.partials.len());
-                    self.partials
-                        .push((self.key_buf.clone(), self.core.init_row()));
-                    self.partials.len() - 1
+                    let i = partials.len();
+                    let mut row = Vec::with_capacity(klen + core.acc_width());
+                    row.extend_from_slice(key_buf);
+                    row.extend_from_slice(core.init_values());
+                    partials.push(row);
+                    index.insert_unique(hash, i as u32, |&j| {
+                        hasher.hash_one(&partials[j as usize][..klen])
+                    });
+                    i
                 }
             };
             let sign = if c.kind.is_accumulate() { 1 } else { -1 };
-            let (key, acc) = &mut self.partials[i];
-            self.core.accumulate(key, acc, &c.row, sign)?;
+            let (key, acc) = partials[i].split_at_mut(klen);
+            core.accumulate(key, acc, &c.row, sign)?;
             self.buffered += 1;
             if self.buffered >= self.size {
                 self.flush(out);
             }
         }
+        crate::exec::give_back(batch);
         Ok(())
     }
 
