@@ -58,11 +58,15 @@ pub enum AggInput {
 }
 
 /// Buffered records of an open bundle: the records in arrival order, each
-/// with the index of its key; keys are kept once, in order of first arrival.
+/// with the index of its key; keys are kept once, in order of first
+/// arrival, one after another in one `Vec` (no allocation per key).
 struct Bundle {
     size: usize,
-    keys: Vec<Row>,
-    /// Indices into `keys`, by key hash.
+    /// Values per key.
+    width: usize,
+    /// Key `i` is `keys[i * width..(i + 1) * width]`.
+    keys: Vec<Value>,
+    /// Indices of keys, by key hash.
     index: HashTable<u32>,
     hasher: FixedState,
     records: Vec<Change>,
@@ -70,9 +74,10 @@ struct Bundle {
 }
 
 impl Bundle {
-    fn new(size: usize) -> Bundle {
+    fn new(size: usize, width: usize) -> Bundle {
         Bundle {
             size: size.max(1),
+            width,
             keys: Vec::new(),
             index: HashTable::new(),
             hasher: fixed_state(),
@@ -81,21 +86,34 @@ impl Bundle {
         }
     }
 
+    /// Distinct keys buffered.
+    fn key_count(&self) -> usize {
+        self.index.len()
+    }
+
+    #[inline]
+    fn key(&self, i: usize) -> &[Value] {
+        &self.keys[i * self.width..(i + 1) * self.width]
+    }
+
     /// Buffers `c` under `key`; true when the bundle is full.
     fn push(&mut self, key: &[Value], c: Change) -> bool {
         let Bundle {
+            width,
             keys,
             index,
             hasher,
             ..
         } = self;
+        let w = *width;
+        let key_at = |i: u32| &keys[i as usize * w..(i as usize + 1) * w];
         let hash = hasher.hash_one(key);
-        let k = match index.find(hash, |&i| keys[i as usize] == key) {
+        let k = match index.find(hash, |&i| key_at(i) == key) {
             Some(&i) => i,
             None => {
-                let i = keys.len() as u32;
-                keys.push(key.to_vec());
-                index.insert_unique(hash, i, |&j| hasher.hash_one(&keys[j as usize]));
+                let i = index.len() as u32;
+                index.insert_unique(hash, i, |&j| hasher.hash_one(key_at(j)));
+                keys.extend_from_slice(key);
                 i
             }
         };
@@ -107,7 +125,7 @@ impl Bundle {
     /// For each key, the indices of its records in arrival order: key `i`'s
     /// are `order[start[i]..start[i + 1]]` (a counting sort by key).
     fn grouped(&self) -> (Vec<u32>, Vec<u32>) {
-        let mut start = vec![0u32; self.keys.len() + 1];
+        let mut start = vec![0u32; self.key_count() + 1];
         for &k in &self.key_of {
             start[k as usize + 1] += 1;
         }
@@ -176,7 +194,7 @@ impl GroupAggregateOperator {
 
     /// Buffers records and closes a bundle every `size` records (mini-batch).
     pub fn with_mini_batch(mut self, size: usize) -> GroupAggregateOperator {
-        self.bundle = Some(Bundle::new(size));
+        self.bundle = Some(Bundle::new(size, self.group_key.len()));
         self
     }
 
@@ -219,7 +237,7 @@ impl GroupAggregateOperator {
             packed,
             ..
         } = self;
-        let Some(b) = bundle.as_mut().filter(|b| !b.keys.is_empty()) else {
+        let Some(b) = bundle.as_mut().filter(|b| b.key_count() > 0) else {
             return Ok(());
         };
         let (start, order) = b.grouped();
@@ -232,9 +250,10 @@ impl GroupAggregateOperator {
             // The heap: one key at a time, typed where it can be, each
             // key's bucket fetched some keys ahead.
             let ub = *generate_update_before;
-            for (i, key) in b.keys.iter().enumerate() {
-                if let Some(next) = b.keys.get(i + PREFETCH_AHEAD) {
-                    acc.prefetch(next);
+            for i in 0..b.key_count() {
+                let key = b.key(i);
+                if i + PREFETCH_AHEAD < b.key_count() {
+                    acc.prefetch(b.key(i + PREFETCH_AHEAD));
                 }
                 if apply_packed(p, acc, *input, key, records_of(i), ub, out) {
                     continue;
@@ -246,12 +265,13 @@ impl GroupAggregateOperator {
             b.clear();
             return Ok(());
         }
-        let done = acc.modify_many(&b.keys, |i, slot| {
+        let keys: Vec<&[Value]> = (0..b.key_count()).map(|i| b.key(i)).collect();
+        let done = acc.modify_many(&keys, |i, slot| {
             apply_to_slot(
                 core,
                 *generate_update_before,
                 *input,
-                &b.keys[i],
+                keys[i],
                 slot,
                 records_of(i),
                 results,
