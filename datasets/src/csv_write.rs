@@ -212,7 +212,11 @@ impl ChangelogCsvWriter {
     }
 }
 
-/// Writes a result table: header of column names, then one line per row.
+/// Writes rows, one line each: a result table (a header of column names
+/// first), or the rows a `filesystem` sink receives ([`ResultCsvWriter::headless`]:
+/// no header, Flink's `csv` format, so the file reads back as a `csv`
+/// source). NULL is an empty field; the file appears complete (on
+/// [`ResultCsvWriter::finish`]) or not at all.
 pub struct ResultCsvWriter {
     csv: AtomicCsv,
 }
@@ -220,9 +224,22 @@ pub struct ResultCsvWriter {
 impl ResultCsvWriter {
     /// Starts `path` (under a temporary name) and writes the header.
     pub fn create(path: &Path, column_names: &[String]) -> Result<ResultCsvWriter, DatasetError> {
-        let header: Vec<&str> = column_names.iter().map(String::as_str).collect();
+        ResultCsvWriter::open(path, column_names, true)
+    }
+
+    /// Like [`ResultCsvWriter::create`], without writing the header.
+    pub fn headless(path: &Path, column_names: &[String]) -> Result<ResultCsvWriter, DatasetError> {
+        ResultCsvWriter::open(path, column_names, false)
+    }
+
+    fn open(
+        path: &Path,
+        column_names: &[String],
+        header: bool,
+    ) -> Result<ResultCsvWriter, DatasetError> {
+        let names: Vec<&str> = column_names.iter().map(String::as_str).collect();
         Ok(ResultCsvWriter {
-            csv: AtomicCsv::create(path, &header, 0)?,
+            csv: AtomicCsv::create_with(path, &names, 0, header)?,
         })
     }
 
@@ -254,44 +271,14 @@ pub fn write_changelog_csv(
     w.finish()
 }
 
-/// Writes the rows a `filesystem` sink receives, as they arrive, without a
-/// header (Flink's `csv` format), so the file reads back as a `csv` source;
-/// NULL is an empty field. The file appears complete (on
-/// [`SinkCsvWriter::finish`]) or not at all.
-pub struct SinkCsvWriter {
-    csv: AtomicCsv,
-}
-
-impl SinkCsvWriter {
-    /// Starts `path` under a temporary name; rows have one value per column.
-    pub fn create(path: &Path, column_names: &[String]) -> Result<SinkCsvWriter, DatasetError> {
-        let header: Vec<&str> = column_names.iter().map(String::as_str).collect();
-        Ok(SinkCsvWriter {
-            csv: AtomicCsv::create_with(path, &header, 0, false)?,
-        })
-    }
-
-    pub fn write_row(&mut self, row: &[Value]) -> Result<(), DatasetError> {
-        self.csv.record.clear();
-        for v in row {
-            self.csv.push_value(v);
-        }
-        self.csv.flush_record()
-    }
-
-    /// Flushes, syncs and renames the file into place.
-    pub fn finish(self) -> Result<(), DatasetError> {
-        self.csv.finish()
-    }
-}
-
-impl operators::sink::RowWriter for SinkCsvWriter {
+/// A `filesystem` sink writes the rows it receives as they arrive.
+impl operators::sink::RowWriter for ResultCsvWriter {
     fn write(&mut self, row: &[Value]) -> Result<(), String> {
         self.write_row(row).map_err(|e| e.to_string())
     }
 
     fn finish(self: Box<Self>) -> Result<(), String> {
-        SinkCsvWriter::finish(*self).map_err(|e| e.to_string())
+        ResultCsvWriter::finish(*self).map_err(|e| e.to_string())
     }
 }
 

@@ -279,8 +279,9 @@ pub fn run_parsed(
         if let Some(path) = crate::physical::job::sink_file(&plan.sink.table) {
             // Insert-only (the planner refuses updates into a file sink).
             let file = datasets::resolve_path(base_dir, &path.to_string_lossy());
-            let writer = datasets::SinkCsvWriter::create(&file, &plan.sink.table.schema.names())
-                .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
+            let writer =
+                datasets::ResultCsvWriter::headless(&file, &plan.sink.table.schema.names())
+                    .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
             job.set_sink_writer(Box::new(writer));
         }
         let report = job.run(&mut |n| progress(&sink, n)).map_err(|e| match e {
