@@ -1,11 +1,11 @@
 //! The heap backend's typed aggregate path ([`operators::agg::packed_acc`])
 //! against the general path, on the heap and on RocksDB (which has no
-//! typed path): on random changelogs, with
-//! NULLs, doubles, integers meeting doubles, values the typed path declines,
-//! `FILTER` flags and retractions of rows never added, both emit exactly
-//! the same changelog, record by record, and count the same state accesses;
-//! one record at a time, in mini-batches, and as the global half of a
-//! local-global aggregate.
+//! typed path): on random changelogs, with NULLs, doubles (-0.0 and NaN
+//! among them), integers meeting doubles, values the typed path declines,
+//! `FILTER` flags, retractions of rows never added, and MIN/MAX over
+//! insert-only inputs, both emit exactly the same changelog, record by
+//! record, and count the same state accesses; one record at a time, in
+//! mini-batches, and as the global half of a local-global aggregate.
 
 use operators::agg::{AggKind, AggSpec, GroupAggregateOperator, LocalAggregateOperator};
 use operators::changelog::{Change, RowKind};
@@ -29,18 +29,20 @@ fn value_b() -> impl Strategy<Value = Value> {
     prop_oneof![
         6 => (-4i32..4).prop_map(|x| Value::Double(f64::from(x) * 0.25)),
         1 => Just(Value::Double(-0.0)),
+        1 => Just(Value::Double(f64::NAN)),
         1 => Just(Value::Null),
         1 => (-3i64..3).prop_map(Value::Int),
     ]
 }
 
-fn change() -> impl Strategy<Value = Change> {
+/// A change; only inserts when `insert_only`.
+fn change(insert_only: bool) -> impl Strategy<Value = Change> {
     (
         0i64..4,
         value_a(),
         value_b(),
         any::<bool>(),
-        prop_oneof![3 => Just(true), 1 => Just(false)],
+        prop_oneof![3 => Just(true), 1 => Just(insert_only)],
     )
         .prop_map(|(k, a, b, flag, add)| {
             let kind = if add {
@@ -63,17 +65,34 @@ fn spec(kind: AggKind, arg: Option<usize>, filter: bool, result_type: DataType) 
 }
 
 /// One or two calls the typed path takes (a key and the accumulator of
-/// three calls no longer pack in a bucket).
-fn calls() -> impl Strategy<Value = Vec<AggSpec>> {
-    let call = (0usize..6, any::<bool>()).prop_map(|(c, filter)| match c {
+/// three calls no longer pack in a bucket); MIN/MAX only over an
+/// insert-only input (an updating one keeps a value map).
+fn calls(insert_only: bool) -> impl Strategy<Value = Vec<AggSpec>> {
+    let kinds = if insert_only { 10 } else { 6 };
+    let call = (0usize..kinds, any::<bool>()).prop_map(|(c, filter)| match c {
         0 => spec(AggKind::CountStar, None, filter, DataType::BigInt),
         1 => spec(AggKind::Count, Some(1), filter, DataType::BigInt),
         2 => spec(AggKind::Sum, Some(1), filter, DataType::BigInt),
         3 => spec(AggKind::Sum, Some(2), filter, DataType::Double),
         4 => spec(AggKind::Avg, Some(1), filter, DataType::BigInt),
-        _ => spec(AggKind::Avg, Some(2), filter, DataType::Double),
+        5 => spec(AggKind::Avg, Some(2), filter, DataType::Double),
+        6 => spec(AggKind::Min, Some(1), filter, DataType::BigInt),
+        7 => spec(AggKind::Max, Some(1), filter, DataType::BigInt),
+        8 => spec(AggKind::Min, Some(2), filter, DataType::Double),
+        _ => spec(AggKind::Max, Some(2), filter, DataType::Double),
     });
     proptest::collection::vec(call, 1..3)
+}
+
+/// Calls, whether the input is insert-only, and the input.
+fn case() -> impl Strategy<Value = (Vec<AggSpec>, bool, Vec<Change>)> {
+    any::<bool>().prop_flat_map(|insert_only| {
+        (
+            calls(insert_only),
+            Just(insert_only),
+            proptest::collection::vec(change(insert_only), 0..40),
+        )
+    })
 }
 
 struct Run {
@@ -118,9 +137,11 @@ fn partials(aggs: &[AggSpec], input: &[Change], size: usize) -> Vec<Vec<Change>>
     batches
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run(
     backend: &StateBackend,
     aggs: &[AggSpec],
+    insert_only: bool,
     input: &[Change],
     update_before: bool,
     mode: Mode,
@@ -132,7 +153,7 @@ fn run(
         &scope,
         vec![0],
         aggs.to_vec(),
-        false,
+        insert_only,
         update_before,
     )
     .expect("operator");
@@ -177,26 +198,25 @@ proptest! {
 
     #[test]
     fn typed_path_matches_the_general_path(
-        aggs in calls(),
-        input in proptest::collection::vec(change(), 0..40),
+        (aggs, insert_only, input) in case(),
         update_before in any::<bool>(),
         mode in mode(),
     ) {
         let heap = StateBackend::heap();
         let rocks = StateBackend::rocksdb(None).expect("rocksdb opens");
-        let typed = run(&heap, &aggs, &input, update_before, mode, true);
-        let general = run(&heap, &aggs, &input, update_before, mode, false);
+        let typed = run(&heap, &aggs, insert_only, &input, update_before, mode, true);
+        let general = run(&heap, &aggs, insert_only, &input, update_before, mode, false);
         prop_assert_eq!(&typed.emitted, &general.emitted);
         prop_assert_eq!(typed.metrics, general.metrics);
         // RocksDB has no typed path; it agrees too.
-        let rocks = run(&rocks, &aggs, &input, update_before, mode, false);
+        let rocks = run(&rocks, &aggs, insert_only, &input, update_before, mode, false);
         prop_assert_eq!(&typed.emitted, &rocks.emitted);
         prop_assert_eq!(typed.metrics, rocks.metrics);
     }
 }
 
 #[test]
-fn min_max_distinct_and_wide_accumulators_take_the_general_path() {
+fn updating_min_max_distinct_and_wide_accumulators_take_the_general_path() {
     let heap = StateBackend::heap();
     let count = spec(AggKind::CountStar, None, false, DataType::BigInt);
     for aggs in [
@@ -211,6 +231,10 @@ fn min_max_distinct_and_wide_accumulators_take_the_general_path() {
             .expect("operator");
         assert!(!op.typed_path());
     }
+    // MIN/MAX over an insert-only input keep no value map: typed.
+    let max = vec![spec(AggKind::Max, Some(1), false, DataType::BigInt)];
+    let op = GroupAggregateOperator::new(&heap, "typed", vec![0], max, true, true).expect("op");
+    assert!(op.typed_path());
 }
 
 #[test]
@@ -228,7 +252,7 @@ fn typed_path_emits_the_documented_changelog() {
         Change::delete(row(2, 1)),
         Change::delete(row(1, 7)),
     ];
-    let r = run(&heap, &aggs, &input, true, Mode::OneAtATime, true);
+    let r = run(&heap, &aggs, false, &input, true, Mode::OneAtATime, true);
     let all: Vec<String> = r.emitted.concat().iter().map(|c| c.to_string()).collect();
     assert_eq!(
         all,

@@ -177,7 +177,10 @@ impl GroupAggregateOperator {
         let acc = backend.value_state(scope, "acc", core.acc_width())?;
         let packed = acc
             .packs()
-            .then(|| PackedAccumulator::new(core.aggs(), group_key.len(), core.init_values()))
+            .then(|| {
+                let (aggs, init) = (core.aggs(), core.init_values());
+                PackedAccumulator::new(aggs, input_insert_only, group_key.len(), init)
+            })
             .flatten();
         Ok(GroupAggregateOperator {
             group_key,
@@ -199,8 +202,9 @@ impl GroupAggregateOperator {
     }
 
     /// Whether records take the typed path ([`PackedAccumulator`]): on the
-    /// heap backend without TTL, for `COUNT`, `SUM` and `AVG` calls whose
-    /// key and accumulator pack (rows or partial accumulators alike).
+    /// heap backend without TTL, for `COUNT`, `SUM`, `AVG` and (over an
+    /// insert-only input) `MIN`/`MAX` calls whose key and accumulator pack
+    /// (rows or partial accumulators alike).
     pub fn typed_path(&self) -> bool {
         self.packed.is_some()
     }

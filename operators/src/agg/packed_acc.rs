@@ -1,5 +1,5 @@
-//! The accumulator of `COUNT(*)`, `COUNT(x)`, `SUM(x)` and `AVG(x)` on
-//! packed machine words: the heap backend's fast path for the aggregates
+//! The accumulator of `COUNT(*)`, `COUNT(x)`, `SUM(x)`, `AVG(x)`, and
+//! `MIN(x)`/`MAX(x)` over an insert-only input, on packed machine words: the heap backend's fast path for the aggregates
 //! most queries run (Flink generates typed code for the same reason).
 //!
 //! Semantics: exactly those of [`super::core::AggCore::accumulate`] and
@@ -20,6 +20,7 @@
 use super::functions::{AggKind, AggSpec, SLOTS};
 use crate::state::heap::{PackedRow, PackedTemplate};
 use crate::value::{Row, Value};
+use std::cmp::Ordering;
 
 #[derive(Clone, Copy)]
 enum Kind {
@@ -30,6 +31,9 @@ enum Kind {
     Avg {
         integer: bool,
     },
+    /// `MIN` (`Less`) or `MAX` (`Greater`) over an insert-only input: the
+    /// extreme and a count, no value map.
+    Extreme(Ordering),
 }
 
 #[derive(Clone, Copy)]
@@ -50,8 +54,14 @@ pub struct PackedAccumulator {
 impl PackedAccumulator {
     /// The packed form of `aggs` over keys of `key_len` values, whose fresh
     /// accumulator row is `init`; `None` unless every call has one (no
-    /// `DISTINCT`, no `MIN`/`MAX`) and key and accumulator pack together.
-    pub fn new(aggs: &[AggSpec], key_len: usize, init: &[Value]) -> Option<PackedAccumulator> {
+    /// `DISTINCT`; `MIN`/`MAX` only over an insert-only input, which keeps
+    /// no value map) and key and accumulator pack together.
+    pub fn new(
+        aggs: &[AggSpec],
+        input_insert_only: bool,
+        key_len: usize,
+        init: &[Value],
+    ) -> Option<PackedAccumulator> {
         let init = PackedTemplate::new(key_len, init)?;
         let calls = aggs
             .iter()
@@ -65,6 +75,8 @@ impl PackedAccumulator {
                     AggKind::Avg => Kind::Avg {
                         integer: a.result_type.is_integer(),
                     },
+                    AggKind::Min if input_insert_only => Kind::Extreme(Ordering::Less),
+                    AggKind::Max if input_insert_only => Kind::Extreme(Ordering::Greater),
                     AggKind::Min | AggKind::Max => return None,
                 };
                 Some(Call {
@@ -129,6 +141,21 @@ impl PackedAccumulator {
                         acc.set_null(s);
                     }
                 }
+                Kind::Extreme(want) => {
+                    let v = &row[c.arg];
+                    if v.is_null() {
+                        continue;
+                    }
+                    // A retraction (the input was said to have none) and
+                    // what is not a number go the general way.
+                    let Some(n) = acc.int(s + 1).filter(|_| sign > 0) else {
+                        return false;
+                    };
+                    if !keep_extreme(acc, s, v, want) {
+                        return false;
+                    }
+                    acc.set_int(s + 1, n + 1);
+                }
             }
         }
         true
@@ -162,6 +189,15 @@ impl PackedAccumulator {
                     if n + m == 0 {
                         acc.set_null(s);
                     }
+                }
+                Kind::Extreme(want) => {
+                    if !p[0].is_null() && !keep_extreme(acc, s, &p[0], want) {
+                        return false;
+                    }
+                    let (Some(n), Value::Int(m)) = (acc.int(s + 1), &p[1]) else {
+                        return false;
+                    };
+                    acc.set_int(s + 1, n + m);
                 }
             }
         }
@@ -198,8 +234,8 @@ fn result(c: &Call, acc: &PackedRow) -> Value {
     let s = c.slot;
     match c.kind {
         Kind::CountStar | Kind::Count => acc.value(s),
-        Kind::Sum if acc.int(s + 1) == Some(0) => Value::Null,
-        Kind::Sum => acc.value(s),
+        Kind::Sum | Kind::Extreme(_) if acc.int(s + 1) == Some(0) => Value::Null,
+        Kind::Sum | Kind::Extreme(_) => acc.value(s),
         Kind::Avg { integer } => match (acc.int(s + 1), acc.int(s), acc.double(s)) {
             (Some(0), _, _) => Value::Null,
             _ if acc.is_null(s) => Value::Null,
@@ -223,6 +259,30 @@ fn add(acc: &mut PackedRow, s: usize, v: &Value, sign: i64) -> bool {
         (_, Some(x), _, Value::Double(y)) => acc.set_double(s, x as f64 + y * sign as f64),
         (_, _, Some(x), Value::Int(y)) => acc.set_double(s, x + y.wrapping_mul(sign) as f64),
         _ => return false,
+    }
+    true
+}
+
+/// Slot `s` becomes `v` if `v` beats it (`want`: `Less` for MIN, `Greater`
+/// for MAX), as `functions::better` and `Value::sql_cmp` decide: a NULL
+/// slot always loses, integers and doubles compare as numbers (two doubles
+/// by their total order); `false` if `v` or the slot is not a number.
+#[inline]
+fn keep_extreme(acc: &mut PackedRow, s: usize, v: &Value, want: Ordering) -> bool {
+    let beats = match (acc.is_null(s), acc.int(s), acc.double(s), v) {
+        (true, _, _, Value::Int(_) | Value::Double(_)) => true,
+        (_, Some(x), _, Value::Int(y)) => y.cmp(&x) == want,
+        (_, _, Some(x), Value::Double(y)) => y.total_cmp(&x) == want,
+        (_, Some(x), _, Value::Double(y)) => y.partial_cmp(&(x as f64)) == Some(want),
+        (_, _, Some(x), Value::Int(y)) => (*y as f64).partial_cmp(&x) == Some(want),
+        _ => return false,
+    };
+    if beats {
+        match v {
+            Value::Int(y) => acc.set_int(s, *y),
+            Value::Double(y) => acc.set_double(s, *y),
+            _ => return false,
+        }
     }
     true
 }
