@@ -125,14 +125,6 @@ impl PackedRow {
         self.b.klen() + i
     }
 
-    pub fn len(&self) -> usize {
-        (self.b.lens >> 4) as usize
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Value `i` if it is an integer.
     #[inline]
     pub fn int(&self, i: usize) -> Option<i64> {
@@ -198,14 +190,8 @@ impl PackedTemplate {
     /// `None` if `key_len` values and `init` do not fit a bucket or `init`
     /// holds a string.
     pub fn new(key_len: usize, init: &[Value]) -> Option<PackedTemplate> {
-        if key_len + init.len() > INLINE {
-            return None;
-        }
-        let mut b = EMPTY_BUCKET;
-        for (i, v) in init.iter().enumerate() {
-            (b.tags[key_len + i], b.words[key_len + i]) = pack(v)?;
-        }
-        b.lens = (key_len | (init.len() << 4)) as u8;
+        // The key's place is held by NULLs until `with_key` fills it.
+        let b = Bucket::pack(&vec![Value::Null; key_len], init)?;
         Some(PackedTemplate { b })
     }
 
@@ -216,9 +202,7 @@ impl PackedTemplate {
             return None;
         }
         let mut b = self.b;
-        for (i, v) in key.iter().enumerate() {
-            (b.tags[i], b.words[i]) = pack(v)?;
-        }
+        b.pack_at(0, key)?;
         Some(PackedRow { b })
     }
 }
@@ -284,9 +268,8 @@ impl Bucket {
             return None;
         }
         let mut b = EMPTY_BUCKET;
-        for (i, v) in key.iter().chain(value).enumerate() {
-            (b.tags[i], b.words[i]) = pack(v)?;
-        }
+        b.pack_at(0, key)?;
+        b.pack_at(key.len(), value)?;
         b.lens = (key.len() | (value.len() << 4)) as u8;
         Some(b)
     }
@@ -300,14 +283,21 @@ impl Bucket {
         if klen + value.len() > INLINE {
             return None;
         }
+        let len = self.pack_at(klen, value)?;
+        self.lens = (klen | (value.len() << 4)) as u8;
+        Some(len)
+    }
+
+    /// Packs `values` into slots `at..` (which must fit) and returns their
+    /// encoded length; `None`, slots partly written, if one is a string.
+    #[inline]
+    fn pack_at(&mut self, at: usize, values: &[Value]) -> Option<usize> {
         let mut len = 0;
-        for (i, v) in value.iter().enumerate() {
+        for (i, v) in values.iter().enumerate() {
             let (t, w) = pack(v)?;
-            self.tags[klen + i] = t;
-            self.words[klen + i] = w;
+            (self.tags[at + i], self.words[at + i]) = (t, w);
             len += packed_len(t);
         }
-        self.lens = (klen | (value.len() << 4)) as u8;
         Some(len)
     }
 
