@@ -51,6 +51,12 @@ pub fn render(o: &InsertOutcome) -> String {
     );
     let _ = writeln!(
         s,
+        "  job thread        waited for sources {}, in sink {}",
+        ms(r.source_wait),
+        ms(r.sink_time)
+    );
+    let _ = writeln!(
+        s,
         "  latency           p50 {}, p99 {}",
         ms(r.latency.p50),
         ms(r.latency.p99)

@@ -34,9 +34,10 @@ type SubtaskInput<'a> = (
 );
 
 /// Source batches a reader thread hands over at once (one wake-up of the
-/// job per group, not per batch), and groups it keeps ready.
+/// job per group, not per batch), and groups it keeps ready: enough that a
+/// moment's stall of the reader's core does not leave the job waiting.
 const READ_AHEAD_GROUP: usize = 8;
-const READ_AHEAD_GROUPS: usize = 1;
+const READ_AHEAD_GROUPS: usize = 4;
 
 /// One source batch: rows read and the changes.
 type SourceBatch = Result<(usize, Vec<Change>), String>;
@@ -192,6 +193,8 @@ impl JobBuilder {
             options,
             latencies: Vec::new(),
             give_back: None,
+            source_wait: Duration::ZERO,
+            sink_time: Duration::ZERO,
         })
     }
 }
@@ -221,6 +224,9 @@ pub struct Job {
     /// The way back to the one read-ahead source, during a run that has
     /// exactly one ([`give_back`]).
     give_back: Option<std::sync::mpsc::Sender<Vec<Change>>>,
+    /// Time the job's thread waited for sources, and spent in the sink.
+    source_wait: Duration,
+    sink_time: Duration,
 }
 
 impl Job {
@@ -301,7 +307,9 @@ impl Job {
                 if done[s] {
                     continue;
                 }
+                let t = Instant::now();
                 let (n, batch) = feed.next(batch_size).map_err(OpError::Source)?;
+                self.source_wait += t.elapsed();
                 if n == 0 {
                     done[s] = true;
                     continue;
@@ -390,7 +398,9 @@ impl Job {
                     partitions.into_iter().flatten().collect()
                 };
                 if !batch.is_empty() {
+                    let t = Instant::now();
                     self.sink.consume(batch).map_err(OpError::Other)?;
+                    self.sink_time += t.elapsed();
                 }
                 Ok(())
             }
@@ -532,6 +542,8 @@ impl Job {
             latency: latency_stats(&self.latencies),
             result: self.sink.is_materialized().then(|| self.sink.result()),
             negative_rows: self.sink.negative_rows(),
+            source_wait: self.source_wait,
+            sink_time: self.sink_time,
         }
     }
 }

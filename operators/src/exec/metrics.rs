@@ -107,6 +107,13 @@ pub struct JobReport {
     pub result: Option<Vec<Row>>,
     /// Retractions the sink received for rows it never had.
     pub negative_rows: Vec<(Row, i64)>,
+    /// Time the job's thread spent waiting for its sources (reading them,
+    /// for a source without a reader thread): near zero when the operators
+    /// are the bottleneck, most of the wall time when the input is.
+    pub source_wait: Duration,
+    /// Time the job's thread spent in the sink (counting, writing,
+    /// materialising and dropping rows).
+    pub sink_time: Duration,
 }
 
 impl JobReport {
