@@ -137,6 +137,8 @@ fn a_campaign_writes_results_charts_and_index_and_plot_redraws_them() {
         "throughput_rows_per_s",
         "hottest_subtask_rows_per_s",
         "wall_ms",
+        "source_wait_ms",
+        "sink_ms",
         "state_entries",
         "state_bytes",
         "state_physical_bytes",

@@ -9,6 +9,8 @@
 //! | `throughput_rows_per_s` | rows/s | input rows per second of wall time (`JobReport::throughput`) |
 //! | `hottest_subtask_rows_per_s` | rows/s | input rows per busy second of the hottest subtask of the busiest stage (`JobReport::hottest_throughput`); independent of the machine's core count |
 //! | `wall_ms` | ms | wall time of the job, from the first source read to the end of input |
+//! | `source_wait_ms` | ms | of the wall time, how long the job's thread waited for its sources (`JobReport::source_wait`): near 0 when the operators are the bottleneck, most of `wall_ms` when reading the input is |
+//! | `sink_ms` | ms | of the wall time, how long the job's thread spent in the sink (`JobReport::sink_time`) |
 //! | `state_entries` | entries | live state entries at the end, summed over operators and states |
 //! | `state_bytes` | bytes | live logical state bytes at the end (encoded key + value sizes, the same rule on both backends) |
 //! | `state_physical_bytes` | bytes | RocksDB's own size estimate of its column families at the end; empty on the heap backend |
@@ -103,6 +105,12 @@ pub static METRICS: &[Metric] = &[
     ),
     m("wall_ms", "wall time", "ms", false, |s| {
         Some(ms(s.report.wall))
+    }),
+    m("source_wait_ms", "source wait", "ms", false, |s| {
+        Some(ms(s.report.source_wait))
+    }),
+    m("sink_ms", "time in sink", "ms", false, |s| {
+        Some(ms(s.report.sink_time))
     }),
     m("state_entries", "state entries", "entries", true, |s| {
         Some(s.report.state_entries() as f64)
