@@ -103,6 +103,47 @@ fn bench(c: &mut Criterion) {
             emitted + out.len()
         })
     });
+    // The changelog floor with columnar batches instead of rows: kinds and
+    // each result column in a vector of its own, cleared a batch later.
+    // What a columnar batch format (no allocation per row) could buy.
+    g.bench_function("hashbrown_columnar_changelog_floor", |b| {
+        b.iter(|| {
+            let mut m: hashbrown::HashMap<i64, (i64, i64)> = hashbrown::HashMap::new();
+            let mut kinds: Vec<RowKind> = Vec::with_capacity(2048);
+            let mut cols: [Vec<i64>; 3] = std::array::from_fn(|_| Vec::with_capacity(2048));
+            let mut emitted = 0;
+            for batch in data.chunks(1024) {
+                emitted += kinds.len();
+                kinds.clear();
+                cols.iter_mut().for_each(Vec::clear);
+                for c in batch {
+                    let k = c.row[0].as_int().unwrap();
+                    let e = m.entry(k).or_insert((0, 0));
+                    let mut row = |kind, e: &(i64, i64)| {
+                        kinds.push(kind);
+                        cols[0].push(k);
+                        cols[1].push(e.0);
+                        cols[2].push(e.1);
+                    };
+                    if e.0 > 0 {
+                        row(RowKind::UpdateBefore, e);
+                    }
+                    let first = e.0 == 0;
+                    e.0 += 1;
+                    e.1 += c.row[1].as_int().unwrap();
+                    row(
+                        if first {
+                            RowKind::Insert
+                        } else {
+                            RowKind::UpdateAfter
+                        },
+                        e,
+                    );
+                }
+            }
+            emitted + kinds.len()
+        })
+    });
     let heap = StateBackend::heap();
     let rocksdb = StateBackend::rocksdb(None).unwrap();
     for (name, backend, typed) in [

@@ -104,6 +104,12 @@ impl SinkCollector {
         Ok(())
     }
 
+    /// Whether the sink keeps nothing of a row but its kind: it does not
+    /// materialise, keep the changelog, write or print.
+    pub fn counts_only(&self) -> bool {
+        !self.materialize && !self.keep_changelog && self.writer.is_none() && self.print.is_none()
+    }
+
     pub fn counts(&self) -> KindCounts {
         self.counts
     }

@@ -6,6 +6,8 @@
 //! insert-only inputs, both emit exactly the same changelog, record by
 //! record, and count the same state accesses; one record at a time, in
 //! mini-batches, and as the global half of a local-global aggregate.
+//! Told that only the kinds of its output are observed, either path emits
+//! the same changes, in the same order, with empty rows.
 
 use operators::agg::{AggKind, AggSpec, GroupAggregateOperator, LocalAggregateOperator};
 use operators::changelog::{Change, RowKind};
@@ -146,6 +148,7 @@ fn run(
     update_before: bool,
     mode: Mode,
     typed: bool,
+    kinds_only: bool,
 ) -> Run {
     let scope = format!("packed-{}", rand_scope());
     let mut op = GroupAggregateOperator::new(
@@ -172,6 +175,9 @@ fn run(
         op = op.with_general_path();
     }
     assert_eq!(op.typed_path(), typed);
+    if kinds_only {
+        op.emit_kinds_only();
+    }
     let mut emitted = Vec::new();
     for batch in batches {
         let mut out = Vec::new();
@@ -204,14 +210,49 @@ proptest! {
     ) {
         let heap = StateBackend::heap();
         let rocks = StateBackend::rocksdb(None).expect("rocksdb opens");
-        let typed = run(&heap, &aggs, insert_only, &input, update_before, mode, true);
-        let general = run(&heap, &aggs, insert_only, &input, update_before, mode, false);
+        let typed = run(&heap, &aggs, insert_only, &input, update_before, mode, true, false);
+        let general = run(&heap, &aggs, insert_only, &input, update_before, mode, false, false);
         prop_assert_eq!(&typed.emitted, &general.emitted);
         prop_assert_eq!(typed.metrics, general.metrics);
         // RocksDB has no typed path; it agrees too.
-        let rocks = run(&rocks, &aggs, insert_only, &input, update_before, mode, false);
+        let rocks = run(&rocks, &aggs, insert_only, &input, update_before, mode, false, false);
         prop_assert_eq!(&typed.emitted, &rocks.emitted);
         prop_assert_eq!(typed.metrics, rocks.metrics);
+    }
+}
+
+/// The kinds of each batch's changes, and whether every row is empty.
+fn kinds(run: &Run) -> (Vec<Vec<RowKind>>, bool) {
+    let kinds = run
+        .emitted
+        .iter()
+        .map(|b| b.iter().map(|c| c.kind).collect())
+        .collect();
+    let empty = run.emitted.iter().flatten().all(|c| c.row.is_empty());
+    (kinds, empty)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn kinds_only_emits_the_same_changes_without_rows(
+        (aggs, insert_only, input) in case(),
+        update_before in any::<bool>(),
+        mode in mode(),
+    ) {
+        let heap = StateBackend::heap();
+        let rocks = StateBackend::rocksdb(None).expect("rocksdb opens");
+        let rows = run(&heap, &aggs, insert_only, &input, update_before, mode, true, false);
+        let (expected, _) = kinds(&rows);
+        prop_assert!(rows.emitted.iter().flatten().all(|c| !c.row.is_empty()));
+        for (backend, typed) in [(&heap, true), (&heap, false), (&rocks, false)] {
+            let only = run(backend, &aggs, insert_only, &input, update_before, mode, typed, true);
+            let (got, empty) = kinds(&only);
+            prop_assert_eq!(&got, &expected, "typed {}", typed);
+            prop_assert!(empty);
+            prop_assert_eq!(only.metrics, rows.metrics);
+        }
     }
 }
 
@@ -252,7 +293,16 @@ fn typed_path_emits_the_documented_changelog() {
         Change::delete(row(2, 1)),
         Change::delete(row(1, 7)),
     ];
-    let r = run(&heap, &aggs, false, &input, true, Mode::OneAtATime, true);
+    let r = run(
+        &heap,
+        &aggs,
+        false,
+        &input,
+        true,
+        Mode::OneAtATime,
+        true,
+        false,
+    );
     let all: Vec<String> = r.emitted.concat().iter().map(|c| c.to_string()).collect();
     assert_eq!(
         all,

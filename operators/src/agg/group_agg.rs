@@ -160,6 +160,8 @@ pub struct GroupAggregateOperator {
     results: Results,
     /// The typed path, on the heap backend when the calls have one.
     packed: Option<PackedAccumulator>,
+    /// Only the kinds of the output are observed: rows are left empty.
+    kinds_only: bool,
 }
 
 impl GroupAggregateOperator {
@@ -192,6 +194,7 @@ impl GroupAggregateOperator {
             key_buf: Vec::new(),
             results: Results::default(),
             packed,
+            kinds_only: false,
         })
     }
 
@@ -239,8 +242,13 @@ impl GroupAggregateOperator {
             bundle,
             results,
             packed,
+            kinds_only,
             ..
         } = self;
+        let emit = Emit {
+            update_before: *generate_update_before,
+            kinds_only: *kinds_only,
+        };
         let Some(b) = bundle.as_mut().filter(|b| b.key_count() > 0) else {
             return Ok(());
         };
@@ -253,17 +261,16 @@ impl GroupAggregateOperator {
         if let Some(p) = packed {
             // The heap: one key at a time, typed where it can be, each
             // key's bucket fetched some keys ahead.
-            let ub = *generate_update_before;
             for i in 0..b.key_count() {
                 let key = b.key(i);
                 if i + PREFETCH_AHEAD < b.key_count() {
                     acc.prefetch(b.key(i + PREFETCH_AHEAD));
                 }
-                if apply_packed(p, acc, *input, key, records_of(i), ub, out) {
+                if apply_packed(p, acc, *input, key, records_of(i), emit, out) {
                     continue;
                 }
                 acc.modify(key, |slot| {
-                    apply_to_slot(core, ub, *input, key, slot, records_of(i), results, out)
+                    apply_to_slot(core, emit, *input, key, slot, records_of(i), results, out)
                 })??;
             }
             b.clear();
@@ -273,7 +280,7 @@ impl GroupAggregateOperator {
         let done = acc.modify_many(&keys, |i, slot| {
             apply_to_slot(
                 core,
-                *generate_update_before,
+                emit,
                 *input,
                 keys[i],
                 slot,
@@ -310,7 +317,7 @@ fn result_row(key: &[Value], results: &[Value]) -> Row {
 #[allow(clippy::too_many_arguments)]
 fn apply_to_slot<'a>(
     core: &mut AggCore,
-    generate_update_before: bool,
+    emit: Emit,
     input: AggInput,
     key: &[Value],
     slot: &mut Option<Row>,
@@ -344,18 +351,19 @@ fn apply_to_slot<'a>(
     }
     if row_count(acc_row) == 0 {
         if !first {
-            out.push(Change::new(
-                RowKind::Delete,
-                result_row(key, &results.before),
-            ));
+            let row = if emit.kinds_only {
+                Row::new()
+            } else {
+                result_row(key, &results.before)
+            };
+            out.push(Change::new(RowKind::Delete, row));
         }
         *slot = None;
         return Ok(());
     }
     core.results_into(acc_row, &mut results.after);
-    emit_update(
+    emit.update(
         first,
-        generate_update_before,
         key.len(),
         || result_row(key, &results.before),
         || result_row(key, &results.after),
@@ -365,30 +373,50 @@ fn apply_to_slot<'a>(
     Ok(())
 }
 
-/// Emits the change of a group that is not empty after its records: `+I`
-/// for a new group, else `-U` (if asked for) and `+U` when the result
-/// changed. With `-U` both rows are built and their results compared;
-/// without, `changed` says whether to build the `+U` row.
-#[inline]
-fn emit_update(
-    first: bool,
-    generate_update_before: bool,
-    key_len: usize,
-    before: impl FnOnce() -> Row,
-    after: impl FnOnce() -> Row,
-    changed: impl FnOnce() -> bool,
-    out: &mut Vec<Change>,
-) {
-    if first {
-        out.push(Change::new(RowKind::Insert, after()));
-    } else if generate_update_before {
-        let (b, a) = (before(), after());
-        if b[key_len..] != a[key_len..] {
-            out.push(Change::new(RowKind::UpdateBefore, b));
-            out.push(Change::new(RowKind::UpdateAfter, a));
+/// How the operator emits: with `-U` rows or not, and whether rows are
+/// built at all ([`Operator::emit_kinds_only`]).
+#[derive(Clone, Copy)]
+struct Emit {
+    update_before: bool,
+    kinds_only: bool,
+}
+
+impl Emit {
+    /// Emits the change of a group that is not empty after its records:
+    /// `+I` for a new group, else `-U` (if asked for) and `+U` when the
+    /// result changed. With `-U` and rows, both rows are built and their
+    /// results compared; otherwise `changed` says whether anything is
+    /// emitted. With kinds only, the same changes carry empty rows.
+    #[inline]
+    fn update(
+        self,
+        first: bool,
+        key_len: usize,
+        before: impl FnOnce() -> Row,
+        after: impl FnOnce() -> Row,
+        changed: impl FnOnce() -> bool,
+        out: &mut Vec<Change>,
+    ) {
+        if self.kinds_only {
+            if first {
+                out.push(Change::new(RowKind::Insert, Row::new()));
+            } else if changed() {
+                if self.update_before {
+                    out.push(Change::new(RowKind::UpdateBefore, Row::new()));
+                }
+                out.push(Change::new(RowKind::UpdateAfter, Row::new()));
+            }
+        } else if first {
+            out.push(Change::new(RowKind::Insert, after()));
+        } else if self.update_before {
+            let (b, a) = (before(), after());
+            if b[key_len..] != a[key_len..] {
+                out.push(Change::new(RowKind::UpdateBefore, b));
+                out.push(Change::new(RowKind::UpdateAfter, a));
+            }
+        } else if changed() {
+            out.push(Change::new(RowKind::UpdateAfter, after()));
         }
-    } else if changed() {
-        out.push(Change::new(RowKind::UpdateAfter, after()));
     }
 }
 
@@ -405,7 +433,7 @@ fn apply_packed<'a>(
     input: AggInput,
     key: &[Value],
     records: impl Iterator<Item = &'a Change>,
-    generate_update_before: bool,
+    emit: Emit,
     out: &mut Vec<Change>,
 ) -> bool {
     if key.iter().any(|v| matches!(v, Value::Str(_))) {
@@ -434,9 +462,8 @@ fn apply_packed<'a>(
         if PackedAccumulator::row_count(row) == 0 {
             return None;
         }
-        emit_update(
+        emit.update(
             first,
-            generate_update_before,
             key.len(),
             || packed.result_row(key, &before),
             || packed.result_row(key, row),
@@ -486,22 +513,26 @@ impl Operator for GroupAggregateOperator {
                     key_buf,
                     results,
                     packed,
+                    kinds_only,
                     ..
                 } = self;
+                let emit = Emit {
+                    update_before: *generate_update_before,
+                    kinds_only: *kinds_only,
+                };
                 let key: &[Value] = match single {
                     Some(k) => std::slice::from_ref(&c.row[k]),
                     None => key_buf,
                 };
                 if let Some(p) = packed {
-                    let ub = *generate_update_before;
-                    if apply_packed(p, acc, *input, key, std::iter::once(c), ub, out) {
+                    if apply_packed(p, acc, *input, key, std::iter::once(c), emit, out) {
                         continue;
                     }
                 }
                 acc.modify(key, |slot| {
                     apply_to_slot(
                         core,
-                        *generate_update_before,
+                        emit,
                         *input,
                         key,
                         slot,
@@ -527,6 +558,10 @@ impl Operator for GroupAggregateOperator {
 
     fn finish_bundle(&mut self, out: &mut Vec<Change>) -> OpResult<()> {
         self.close_bundle(out)
+    }
+
+    fn emit_kinds_only(&mut self) {
+        self.kinds_only = true;
     }
 
     fn buffered(&self) -> usize {

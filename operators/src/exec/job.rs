@@ -253,6 +253,16 @@ impl Job {
             // rayon's worker threads; start them before the clock does.
             rayon::broadcast(|_| ());
         }
+        if self.sink.counts_only() {
+            for stage in &mut self.stages {
+                if matches!(stage.output, Some((Target::Sink, _))) {
+                    stage
+                        .subtasks
+                        .iter_mut()
+                        .for_each(|op| op.emit_kinds_only());
+                }
+            }
+        }
         let start = Instant::now();
         let mut sources = std::mem::take(&mut self.sources);
         let batch_size = self.options.batch_size.max(1);
