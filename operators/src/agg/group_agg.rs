@@ -33,6 +33,10 @@
 //! the record goes the general way on unchanged state: same changelog,
 //! same counters.
 //!
+//! Feeding a sink that only counts kinds ([`Operator::emit_kinds_only`]),
+//! the operator emits the same changes with empty rows: whether to emit is
+//! decided on the results either way, so kinds and order do not change.
+//!
 //! Counters: one-record-at-a-time, per input record one read and one write
 //! (or delete) of `acc`; mini-batch, one read and one write per distinct key
 //! per bundle; plus the distinct and MIN/MAX maps (see [`super::core`]).
