@@ -79,6 +79,9 @@ impl SinkCollector {
             if !self.materialize {
                 if self.keep_changelog {
                     self.changelog.push(c);
+                } else if c.row.capacity() == 0 {
+                    // A kinds-only change: nothing to free, no call to make.
+                    std::mem::forget(c.row);
                 }
                 continue;
             }

@@ -426,7 +426,9 @@ impl Job {
                     let n = batch.len();
                     load.records_in += n as u64;
                     let before = op.buffered();
-                    let mut out = Vec::with_capacity(n);
+                    // Room for an update's two rows per record, so an
+                    // aggregate's output is not copied while it grows.
+                    let mut out = Vec::with_capacity(2 * n);
                     let r = op.process(input, batch, &mut out);
                     load.records_out += out.len() as u64;
                     load.busy += t.elapsed();

@@ -162,6 +162,14 @@ impl PackedRow {
         (self.b.tags[j], self.b.words[j]) = (T_NULL, 0);
     }
 
+    /// Whether value `i` is packed the same (tag and word) in both rows;
+    /// for integers, booleans and NULL exactly when the values are equal.
+    #[inline]
+    pub fn same_packed(&self, other: &PackedRow, i: usize) -> bool {
+        let (j, k) = (self.at(i), other.at(i));
+        (self.b.tags[j], self.b.words[j]) == (other.b.tags[k], other.b.words[k])
+    }
+
     /// Value `i`.
     #[inline]
     pub fn value(&self, i: usize) -> Value {
