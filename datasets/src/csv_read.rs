@@ -200,15 +200,7 @@ impl CsvSource {
         }
         let plain_delimiter = !options.delimiter.is_ascii_digit() && options.delimiter != b'-';
         if plain_delimiter && !source.changelog_column {
-            source.int_digits = source
-                .types
-                .iter()
-                .map(|t| match t {
-                    DataType::Int => Some(9),
-                    DataType::BigInt => Some(18),
-                    _ => None,
-                })
-                .collect();
+            source.int_digits = source.types.iter().map(|&t| plain_int_digits(t)).collect();
         }
         Ok(source)
     }
@@ -458,12 +450,7 @@ impl CsvSource {
             let mut from = start;
             for (ty, &to) in self.types.iter().zip(&self.ends) {
                 let text = &self.buf[from..to];
-                let max_digits = match ty {
-                    DataType::Int => 9,
-                    DataType::BigInt => 18,
-                    _ => 0,
-                };
-                if max_digits > 0 {
+                if let Some(max_digits) = plain_int_digits(*ty) {
                     match plain_int(text, max_digits) {
                         Some(i) => row.push(Value::Int(i)),
                         None => break,
@@ -659,6 +646,16 @@ pub(crate) fn parse_field(text: &[u8], ty: DataType) -> Result<Value, &'static s
             }
         }
         DataType::String => unreachable!("handled above"),
+    }
+}
+
+/// The most digits [`plain_int`] reads for a column of type `ty`: as many
+/// as always fit it (`None`: not an integer column).
+fn plain_int_digits(ty: DataType) -> Option<usize> {
+    match ty {
+        DataType::Int => Some(9),
+        DataType::BigInt => Some(18),
+        _ => None,
     }
 }
 

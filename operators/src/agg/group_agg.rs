@@ -157,15 +157,14 @@ pub struct GroupAggregateOperator {
     group_key: Vec<usize>,
     core: AggCore,
     acc: ValueState,
-    generate_update_before: bool,
+    /// `-U` or not, rows or kinds only.
+    emit: Emit,
     input: AggInput,
     bundle: Option<Bundle>,
     key_buf: Vec<Value>,
     results: Results,
     /// The typed path, on the heap backend when the calls have one.
     packed: Option<PackedAccumulator>,
-    /// Only the kinds of the output are observed: rows are left empty.
-    kinds_only: bool,
 }
 
 impl GroupAggregateOperator {
@@ -192,13 +191,15 @@ impl GroupAggregateOperator {
             group_key,
             core,
             acc,
-            generate_update_before,
+            emit: Emit {
+                update_before: generate_update_before,
+                kinds_only: false,
+            },
             input: AggInput::Rows,
             bundle: None,
             key_buf: Vec::new(),
             results: Results::default(),
             packed,
-            kinds_only: false,
         })
     }
 
@@ -241,18 +242,14 @@ impl GroupAggregateOperator {
         let GroupAggregateOperator {
             core,
             acc,
-            generate_update_before,
+            emit,
             input,
             bundle,
             results,
             packed,
-            kinds_only,
             ..
         } = self;
-        let emit = Emit {
-            update_before: *generate_update_before,
-            kinds_only: *kinds_only,
-        };
+        let emit = *emit;
         let Some(b) = bundle.as_mut().filter(|b| b.key_count() > 0) else {
             return Ok(());
         };
@@ -512,18 +509,14 @@ impl Operator for GroupAggregateOperator {
                 let GroupAggregateOperator {
                     core,
                     acc,
-                    generate_update_before,
+                    emit,
                     input,
                     key_buf,
                     results,
                     packed,
-                    kinds_only,
                     ..
                 } = self;
-                let emit = Emit {
-                    update_before: *generate_update_before,
-                    kinds_only: *kinds_only,
-                };
+                let emit = *emit;
                 let key: &[Value] = match single {
                     Some(k) => std::slice::from_ref(&c.row[k]),
                     None => key_buf,
@@ -565,7 +558,7 @@ impl Operator for GroupAggregateOperator {
     }
 
     fn emit_kinds_only(&mut self) {
-        self.kinds_only = true;
+        self.emit.kinds_only = true;
     }
 
     fn buffered(&self) -> usize {
