@@ -1065,19 +1065,23 @@ mod tests {
         [run(false), run(true)]
     }
 
+    /// Seeded indices below `n` (xorshift), for random test text.
+    fn indices(mut seed: u64) -> impl FnMut(usize) -> usize {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        }
+    }
+
     #[test]
     fn fast_path_agrees_with_csv_on_random_text() {
         const PIECES: [&str; 19] = [
             "1", "-7", "x", " ", ",", ",", "\n", "\n", "\r", "\r\n", "\"", "2.5", "\t", "\u{feff}",
             "99999", "+", "-", "true", "é",
         ];
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = indices(0x2545_f491_4f6c_dd1d);
         let schemas: [(&[DataType], &[&str]); 4] = [
             (
                 &[DataType::BigInt, DataType::String, DataType::Double],
@@ -1127,13 +1131,7 @@ mod tests {
             "x",
         ];
         const ENDS: [&str; 4] = ["\n", "\n", "\r\n", "\n\n"];
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = indices(0x9e37_79b9_7f4a_7c15);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.csv");
         let types = [DataType::BigInt, DataType::Int];
