@@ -37,12 +37,14 @@ pub fn give_back(batch: Vec<Change>) {
     });
 }
 
-/// Routes this thread's [`give_back`] calls to `tx` until [`route_none`].
-pub(crate) fn route_to(tx: Sender<Vec<Change>>) {
+/// Routes this thread's [`give_back`] calls to `tx` until [`route_none`]
+/// (the executor, for its reader; a bench, to time an operator as the
+/// job's thread runs it).
+pub fn route_to(tx: Sender<Vec<Change>>) {
     RETURN.set(Some(tx));
 }
 
-pub(crate) fn route_none() {
+pub fn route_none() {
     RETURN.set(None);
 }
 
