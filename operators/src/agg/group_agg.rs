@@ -352,12 +352,7 @@ fn apply_to_slot<'a>(
     }
     if row_count(acc_row) == 0 {
         if !first {
-            let row = if emit.kinds_only {
-                Row::new()
-            } else {
-                result_row(key, &results.before)
-            };
-            out.push(Change::new(RowKind::Delete, row));
+            emit.delete(|| result_row(key, &results.before), out);
         }
         *slot = None;
         return Ok(());
@@ -383,6 +378,22 @@ struct Emit {
 }
 
 impl Emit {
+    /// The row `build` makes, or an empty one with kinds only.
+    #[inline]
+    fn row(self, build: impl FnOnce() -> Row) -> Row {
+        if self.kinds_only {
+            Row::new()
+        } else {
+            build()
+        }
+    }
+
+    /// Emits `-D` of a group that emptied; `before` builds its last result.
+    #[inline]
+    fn delete(self, before: impl FnOnce() -> Row, out: &mut Vec<Change>) {
+        out.push(Change::new(RowKind::Delete, self.row(before)));
+    }
+
     /// Emits the change of a group that is not empty after its records:
     /// `+I` for a new group, else `-U` (if asked for) and `+U` when the
     /// result changed. With `-U` and rows, both rows are built and their
@@ -398,25 +409,19 @@ impl Emit {
         changed: impl FnOnce() -> bool,
         out: &mut Vec<Change>,
     ) {
-        if self.kinds_only {
-            if first {
-                out.push(Change::new(RowKind::Insert, Row::new()));
-            } else if changed() {
-                if self.update_before {
-                    out.push(Change::new(RowKind::UpdateBefore, Row::new()));
-                }
-                out.push(Change::new(RowKind::UpdateAfter, Row::new()));
-            }
-        } else if first {
-            out.push(Change::new(RowKind::Insert, after()));
-        } else if self.update_before {
+        if first {
+            out.push(Change::new(RowKind::Insert, self.row(after)));
+        } else if self.update_before && !self.kinds_only {
             let (b, a) = (before(), after());
             if b[key_len..] != a[key_len..] {
                 out.push(Change::new(RowKind::UpdateBefore, b));
                 out.push(Change::new(RowKind::UpdateAfter, a));
             }
         } else if changed() {
-            out.push(Change::new(RowKind::UpdateAfter, after()));
+            if self.update_before {
+                out.push(Change::new(RowKind::UpdateBefore, self.row(before)));
+            }
+            out.push(Change::new(RowKind::UpdateAfter, self.row(after)));
         }
     }
 }
