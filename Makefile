@@ -1,9 +1,8 @@
 # The two commands of the README. Everything builds in the release profile,
 # so RocksDB (C++, ~14 minutes on two cores) is compiled once and shared by
-# tests, runs and benches.
+# tests, runs and benches; scripts/build.sh says what that first build does.
 
 CARGO ?= cargo
-LAB = $(CARGO) run --release --quiet -p bench-harness --bin lab --
 
 .PHONY: demo test setup build lint
 
@@ -11,12 +10,14 @@ setup:
 	@bash scripts/setup.sh
 
 build: setup
-	$(CARGO) build --release --workspace --all-targets
+	@bash scripts/build.sh --workspace --all-targets
 
 demo: setup
+	@bash scripts/build.sh -p bench-harness --bin lab
 	@bash scripts/demo.sh
 
 test: setup
+	@bash scripts/build.sh --workspace
 	$(CARGO) test --release --workspace
 
 lint: setup

@@ -1,17 +1,76 @@
 #!/usr/bin/env bash
 # Installs what the build needs and a fresh machine of this kind lacks:
-# libclang, which the `rocksdb` crate's bindings generator loads.
-# Safe to run again: it does nothing when libclang is already there.
+# libclang, which the `rocksdb` crate's bindings generator (bindgen, through
+# clang-sys) loads at build time. Safe to run again: it does nothing when
+# libclang is already there.
+#
+#   scripts/setup.sh            detect, install when missing
+#   scripts/setup.sh --check    detect only: exit 0 when found, 1 when missing
+#
+# Detection follows clang-sys: in $LIBCLANG_PATH, `llvm-config --libdir` and
+# the system library directories it searches, a file named `libclang.so`,
+# `libclang-*.so`, `libclang.so.*` or `libclang-*.so.*`, but never
+# `libclang-cpp.so*` (Clang's C++ library, which a fresh Debian machine has
+# without libclang itself). SETUP_ROOT prefixes every system directory, so a
+# test can point the detection at a fake tree.
 set -euo pipefail
 
-have_libclang() {
-  if [ -n "${LIBCLANG_PATH:-}" ] && ls "$LIBCLANG_PATH"/libclang*.so* >/dev/null 2>&1; then
-    return 0
-  fi
-  ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1
+root="${SETUP_ROOT:-}"
+
+# Is $1 a libclang clang-sys would load?
+is_libclang() {
+  local name
+  name="$(basename "$1")"
+  case "$name" in
+    libclang-cpp.so | libclang-cpp.so.* | libclang-cpp[.-]*) return 1 ;;
+    libclang.so | libclang-*.so | libclang.so.* | libclang-*.so.*) return 0 ;;
+    *) return 1 ;;
+  esac
 }
 
-if ! have_libclang; then
+# Prints the first libclang found in the directories given, if any.
+find_in() {
+  local dir f
+  for dir in "$@"; do
+    [ -d "$dir" ] || continue
+    for f in "$dir"/libclang*; do
+      [ -e "$f" ] || continue
+      if is_libclang "$f"; then
+        echo "$f"
+        return 0
+      fi
+    done
+  done
+  return 1
+}
+
+find_libclang() {
+  local dirs=()
+  if [ -n "${LIBCLANG_PATH:-}" ]; then
+    dirs+=("$LIBCLANG_PATH")
+  fi
+  if [ -z "$root" ] && command -v llvm-config >/dev/null 2>&1; then
+    dirs+=("$(llvm-config --libdir 2>/dev/null || true)")
+  fi
+  local d
+  for d in "$root"/usr/lib/llvm-* "$root"/usr/local/llvm*/lib "$root"/usr/lib/llvm-*/lib \
+    "$root"/usr/lib/x86_64-linux-gnu "$root"/usr/lib/aarch64-linux-gnu "$root"/usr/lib64 \
+    "$root"/usr/lib "$root"/usr/local/lib "$root"/usr/local/lib64 "$root"/lib/x86_64-linux-gnu; do
+    dirs+=("$d")
+  done
+  find_in "${dirs[@]}"
+}
+
+if [ "${1:-}" = "--check" ]; then
+  if found="$(find_libclang)"; then
+    echo "setup: libclang found: $found"
+    exit 0
+  fi
+  echo "setup: libclang not found"
+  exit 1
+fi
+
+if ! find_libclang >/dev/null; then
   echo "setup: installing libclang-dev (needed to build RocksDB's Rust bindings)" >&2
   if [ "$(id -u)" -eq 0 ]; then
     SUDO=""
@@ -23,6 +82,10 @@ if ! have_libclang; then
   fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libclang-dev >/dev/null
+  if ! find_libclang >/dev/null; then
+    echo "setup: libclang-dev was installed but no libclang.so was found; set LIBCLANG_PATH" >&2
+    exit 2
+  fi
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
