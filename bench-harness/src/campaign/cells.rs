@@ -75,7 +75,7 @@ pub fn change_verdict(r: &Ratio, m: &Metric) -> &'static str {
     match exact(r, m).unwrap_or(r.verdict()) {
         Verdict::Higher => "increased",
         Verdict::Lower => "decreased",
-        Verdict::Same => "no change detected (the interval contains 0)",
+        Verdict::Same => "no change detected",
         Verdict::Unknown => "one run a side: cannot tell from noise",
     }
 }
