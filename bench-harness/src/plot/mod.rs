@@ -375,6 +375,10 @@ where
     };
     let x_labels = match &c.x {
         XAxis::Categorical(labels) => labels.clone(),
+        // Whole numbers under 100k are written out (1024, not 1.02k).
+        XAxis::Numeric { integer: true } if x_major.iter().all(|v| v.abs() < 1e5) => {
+            x_major.iter().map(|v| format!("{v:.0}")).collect()
+        }
         XAxis::Numeric { .. } => ticks::labels(&x_major, Unit::Count),
     };
     let y_labels = ticks::labels(&y_major, c.y_unit);
@@ -693,6 +697,13 @@ mod tests {
         }
         for t in ["1.5", "2.5", "0.5", "3.5"] {
             assert!(!texts.iter().any(|x| x == t), "tick {t}: {texts:?}");
+        }
+        // A power-of-two sweep on a log axis is labelled as written.
+        c.log_x = true;
+        c.lines = vec![line("a", &[(1.0, 5.0), (16.0, 6.0), (1024.0, 7.0)])];
+        let texts = svg_texts(&c);
+        for t in ["1", "16", "1024"] {
+            assert!(texts.iter().any(|x| x == t), "no tick {t}: {texts:?}");
         }
     }
 
