@@ -6,7 +6,7 @@
 //!   thousand as they are;
 //! - durations: `µs` below a millisecond, `ms` below a second, then `s`;
 //! - bytes: `B`, `KB`, `MB`, `GB`, `TB` (powers of 1000, like the counts);
-//! - ratios `0.98×`, changes `-12%`.
+//! - factors with two decimals (`1.00`), ratios `0.98×`, changes `-12%`.
 //!
 //! Trailing zeros of a fraction are dropped (`1.5M`, not `1.50M`).
 
@@ -51,10 +51,8 @@ pub fn format_digits(v: f64, unit: Unit, digits: usize) -> String {
         Unit::KiB => bytes(v * 1024.0, digits),
         Unit::Factor => {
             if v.is_finite() && v.abs() < 1000.0 {
-                trim(format!(
-                    "{v:.prec$}",
-                    prec = digits.saturating_sub(1).max(2)
-                ))
+                // Always two decimals (1.00, 1.41): factors are compared.
+                format!("{v:.prec$}", prec = digits.saturating_sub(1).max(2))
             } else {
                 si(v, digits)
             }
@@ -226,5 +224,6 @@ mod tests {
         assert_eq!(change(0.0), "0%");
         assert_eq!(change(-0.0004), "0%");
         assert_eq!(format(1.234, Unit::Factor), "1.23");
+        assert_eq!(format(1.0, Unit::Factor), "1.00");
     }
 }
