@@ -78,6 +78,8 @@ pub struct Ratio {
     pub high: f64,
     /// Runs on the smaller side.
     pub n: usize,
+    /// A t-test on the logarithms finds a difference at the 5% level.
+    pub t_test: bool,
 }
 
 /// What a [`Ratio`] says.
@@ -89,6 +91,9 @@ pub enum Verdict {
     Lower,
     /// The interval holds 1: no difference distinguishable from noise.
     Same,
+    /// The interval leaves out 1 but the t-test does not agree: too few
+    /// runs (or too noisy) to tell.
+    TooFew,
     /// One run on a side: no spread to judge by.
     Unknown,
 }
@@ -97,12 +102,14 @@ impl Ratio {
     pub fn verdict(&self) -> Verdict {
         if self.n < 2 {
             Verdict::Unknown
+        } else if self.low <= 1.0 && self.high >= 1.0 {
+            Verdict::Same
+        } else if !self.t_test {
+            Verdict::TooFew
         } else if self.low > 1.0 {
             Verdict::Higher
-        } else if self.high < 1.0 {
-            Verdict::Lower
         } else {
-            Verdict::Same
+            Verdict::Lower
         }
     }
 }
@@ -115,7 +122,8 @@ pub fn ratio_paired(a: &[f64], b: &[f64]) -> Option<Ratio> {
         return ratio_independent(a, b);
     }
     let n = a.len();
-    bootstrap(a, b, |rng, ra, rb| {
+    let t = paired_t(a, b);
+    bootstrap(a, b, t, |rng, ra, rb| {
         for _ in 0..n {
             let i = rng.random_range(0..n);
             ra.push(a[i]);
@@ -127,7 +135,8 @@ pub fn ratio_paired(a: &[f64], b: &[f64]) -> Option<Ratio> {
 /// The ratio of `b` to `a` for runs of separate sessions (a baseline and
 /// a new run): each side resampled on its own.
 pub fn ratio_independent(a: &[f64], b: &[f64]) -> Option<Ratio> {
-    bootstrap(a, b, |rng, ra, rb| {
+    let t = welch_t(a, b);
+    bootstrap(a, b, t, |rng, ra, rb| {
         for _ in 0..a.len() {
             ra.push(a[rng.random_range(0..a.len())]);
         }
@@ -140,6 +149,7 @@ pub fn ratio_independent(a: &[f64], b: &[f64]) -> Option<Ratio> {
 fn bootstrap(
     a: &[f64],
     b: &[f64],
+    t_test: bool,
     mut resample: impl FnMut(&mut StdRng, &mut Vec<f64>, &mut Vec<f64>),
 ) -> Option<Ratio> {
     let (ma, mb) = (median(a)?, median(b)?);
@@ -152,6 +162,7 @@ fn bootstrap(
             low: estimate,
             high: estimate,
             n,
+            t_test,
         });
     }
     let mut rng = StdRng::seed_from_u64(SEED);
@@ -179,7 +190,99 @@ fn bootstrap(
         low: at(0.025).min(estimate),
         high: at(0.975).max(estimate),
         n,
+        t_test,
     })
+}
+
+/// The logarithms of `v`, or `v` itself when a value is not above 0.
+fn logs(v: &[f64]) -> Vec<f64> {
+    if v.iter().all(|x| *x > 0.0) {
+        v.iter().map(|x| x.ln()).collect()
+    } else {
+        v.to_vec()
+    }
+}
+
+fn mean_var(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    (mean, var)
+}
+
+/// Whether a paired t-test on the log ratios of the `i`-th runs finds a
+/// difference at the 5% level (two-sided).
+fn paired_t(a: &[f64], b: &[f64]) -> bool {
+    if a.len() < 2 || a.len() != b.len() {
+        return false;
+    }
+    let (la, lb) = if a.iter().chain(b).all(|x| *x > 0.0) {
+        (logs(a), logs(b))
+    } else {
+        (a.to_vec(), b.to_vec())
+    };
+    let d: Vec<f64> = la.iter().zip(&lb).map(|(x, y)| y - x).collect();
+    let (mean, var) = mean_var(&d);
+    let se = (var / d.len() as f64).sqrt();
+    significant(mean, se, (d.len() - 1) as f64)
+}
+
+/// Whether Welch's t-test on the logarithms finds a difference at the 5%
+/// level (two-sided).
+fn welch_t(a: &[f64], b: &[f64]) -> bool {
+    if a.len() < 2 || b.len() < 2 {
+        return false;
+    }
+    let (la, lb) = if a.iter().chain(b).all(|x| *x > 0.0) {
+        (logs(a), logs(b))
+    } else {
+        (a.to_vec(), b.to_vec())
+    };
+    let ((ma, va), (mb, vb)) = (mean_var(&la), mean_var(&lb));
+    let (qa, qb) = (va / la.len() as f64, vb / lb.len() as f64);
+    let se = (qa + qb).sqrt();
+    let df = if se > 0.0 {
+        (qa + qb).powi(2) / (qa * qa / (la.len() - 1) as f64 + qb * qb / (lb.len() - 1) as f64)
+    } else {
+        f64::INFINITY
+    };
+    significant(mb - ma, se, df)
+}
+
+/// `|diff / se|` beyond Student's t at 97.5% with `df` degrees of freedom.
+fn significant(diff: f64, se: f64, df: f64) -> bool {
+    if se == 0.0 || !se.is_finite() {
+        return diff != 0.0;
+    }
+    (diff / se).abs() > t_975(df)
+}
+
+/// Student's t quantile at 0.975: tabulated for 1 to 30 degrees of freedom
+/// (linear between them), then 40, 60, 120 and the normal's 1.96.
+fn t_975(df: f64) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    const TAIL: [(f64, f64); 4] = [(30.0, 2.042), (40.0, 2.021), (60.0, 2.000), (120.0, 1.980)];
+    if df.is_nan() || df < 1.0 {
+        return TABLE[0];
+    }
+    if df <= 30.0 {
+        let lo = df.floor() as usize;
+        let frac = df - lo as f64;
+        let a = TABLE[lo - 1];
+        let b = TABLE[lo.min(29)];
+        return a + (b - a) * frac;
+    }
+    for w in TAIL.windows(2) {
+        let ((d0, t0), (d1, t1)) = (w[0], w[1]);
+        if df <= d1 {
+            return t0 + (t1 - t0) * (df - d0) / (d1 - d0);
+        }
+    }
+    1.96
 }
 
 /// `b / a`; 1 when both are zero, none when only `a` is.
@@ -233,6 +336,29 @@ mod tests {
         let r = ratio_independent(&a, &b).unwrap();
         assert!(r.high < 1.0 && r.low > 0.7, "{r:?}");
         assert_eq!(r.verdict(), Verdict::Lower);
+    }
+
+    #[test]
+    fn three_noisy_runs_a_side_are_too_few() {
+        // Every resample of these falls below 1, but the runs overlap in
+        // spirit: a t-test on the logs does not find a difference.
+        let a = [11.6, 11.7, 13.6];
+        let b = [9.14, 11.2, 11.2];
+        let r = ratio_independent(&a, &b).unwrap();
+        assert!(r.high < 1.0, "{r:?}");
+        assert_eq!(r.verdict(), Verdict::TooFew);
+        // A 60-fold difference is clear from three runs.
+        let r = ratio_independent(&[5.6e6, 5.2e6, 5.9e6], &[94e3, 91e3, 131e3]).unwrap();
+        assert_eq!(r.verdict(), Verdict::Lower);
+    }
+
+    #[test]
+    fn t_quantiles() {
+        assert_eq!(t_975(1.0), 12.706);
+        assert!((t_975(2.5) - 3.7425).abs() < 1e-9);
+        assert_eq!(t_975(30.0), 2.042);
+        assert!((t_975(50.0) - 2.0105).abs() < 1e-9);
+        assert_eq!(t_975(1e6), 1.96);
     }
 
     #[test]

@@ -65,6 +65,7 @@ pub fn verdict(r: &Ratio, m: &Metric) -> &'static str {
         Verdict::Higher => "higher, beyond noise",
         Verdict::Lower => "lower, beyond noise",
         Verdict::Same => "no difference beyond noise",
+        Verdict::TooFew => "too few runs to tell",
         Verdict::Unknown => "one run: cannot tell from noise",
     }
 }
@@ -76,6 +77,7 @@ pub fn change_verdict(r: &Ratio, m: &Metric) -> &'static str {
         Verdict::Higher => "increased",
         Verdict::Lower => "decreased",
         Verdict::Same => "no change detected",
+        Verdict::TooFew => "too few runs to tell",
         Verdict::Unknown => "one run a side: cannot tell from noise",
     }
 }
@@ -111,6 +113,7 @@ mod tests {
             low: 0.85,
             high: 0.91,
             n: 3,
+            t_test: true,
         };
         assert_eq!(ratio(&r), "0.88× [0.85–0.91]");
         assert_eq!(change(&r), "change: -12% [-15%, -9%]");
@@ -120,6 +123,7 @@ mod tests {
             low: 0.97,
             high: 1.04,
             n: 3,
+            t_test: false,
         };
         assert!(change_verdict(&same, tp).starts_with("no change detected"));
         let one = Ratio {
@@ -127,6 +131,7 @@ mod tests {
             low: 0.5,
             high: 0.5,
             n: 1,
+            t_test: false,
         };
         assert_eq!(
             change_verdict(&one, tp),
