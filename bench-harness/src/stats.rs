@@ -19,6 +19,17 @@ use rand::{Rng, SeedableRng};
 /// Runs with less wall time than this are too short to time: start-up,
 /// the first touches of memory and the scheduler weigh as much as the work.
 pub const MIN_TIMED_MS: f64 = 50.0;
+/// Runs whose job thread worked (was not waiting for its sources) less
+/// than this are too short to time too, however long they waited: on a
+/// busy machine a run of a hundred rows can wait 100 ms for its source
+/// thread to be scheduled.
+pub const MIN_WORK_MS: f64 = 5.0;
+
+/// Whether a run of `wall_ms`, of which `source_wait_ms` waiting for its
+/// sources, is too short to time.
+pub fn too_short(wall_ms: f64, source_wait_ms: f64) -> bool {
+    wall_ms < MIN_TIMED_MS || wall_ms - source_wait_ms < MIN_WORK_MS
+}
 
 const RESAMPLES: usize = 2000;
 const SEED: u64 = 0x006a_6f69_6e6c_6162;
@@ -359,6 +370,13 @@ mod tests {
         assert_eq!(t_975(30.0), 2.042);
         assert!((t_975(50.0) - 2.0105).abs() < 1e-9);
         assert_eq!(t_975(1e6), 1.96);
+    }
+
+    #[test]
+    fn short_runs() {
+        assert!(too_short(6.0, 0.0));
+        assert!(too_short(107.0, 106.9), "all waiting");
+        assert!(!too_short(130.0, 80.0));
     }
 
     #[test]

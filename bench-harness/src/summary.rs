@@ -1,11 +1,12 @@
 //! The run summary `lab run` prints for each INSERT. Numbers are written
 //! by [`crate::numbers`], as in every other output; a run under
-//! [`MIN_TIMED_MS`] of wall time says it is too short to time. Operators
+//! [`MIN_TIMED_MS`] of wall time (or [`MIN_WORK_MS`] besides waiting for its
+//! sources) says it is too short to time. Operators
 //! are numbered by stage (`[2]`), and join lines name the stage they are
 //! about.
 
 use crate::numbers::{self, Unit};
-use crate::stats::MIN_TIMED_MS;
+use crate::stats::{self, MIN_TIMED_MS, MIN_WORK_MS};
 use operators::changelog::RowKind;
 use optimizer::session::InsertOutcome;
 use std::fmt::Write;
@@ -57,11 +58,20 @@ pub fn render(o: &InsertOutcome) -> String {
         ms(r.wall),
         rate(r.throughput())
     );
-    if r.wall.as_secs_f64() * 1e3 < MIN_TIMED_MS {
+    let (wall_ms, wait_ms) = (
+        r.wall.as_secs_f64() * 1e3,
+        r.source_wait.as_secs_f64() * 1e3,
+    );
+    if stats::too_short(wall_ms, wait_ms) {
+        let why = if wall_ms < MIN_TIMED_MS {
+            format!("under {MIN_TIMED_MS:.0} ms of wall time")
+        } else {
+            format!("under {MIN_WORK_MS:.0} ms of work besides waiting for the sources")
+        };
         let _ = writeln!(
             s,
-            "                    too short to time: under {MIN_TIMED_MS:.0} ms of work, start-up \
-             and scheduling weigh as much as the work; give it more rows"
+            "                    too short to time: {why}; start-up and scheduling weigh as \
+             much as the work: give it more rows"
         );
     }
     let _ = writeln!(

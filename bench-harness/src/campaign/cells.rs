@@ -5,7 +5,7 @@
 
 use super::metrics::Metric;
 use crate::numbers;
-use crate::stats::{Ratio, Spread, Verdict, MIN_TIMED_MS};
+use crate::stats::{Ratio, Spread, Verdict, MIN_TIMED_MS, MIN_WORK_MS};
 
 /// Marks a timing from runs too short to time.
 pub const SHORT_MARK: &str = "⚠";
@@ -13,8 +13,9 @@ pub const SHORT_MARK: &str = "⚠";
 /// What [`SHORT_MARK`] means.
 pub fn short_note() -> String {
     format!(
-        "{SHORT_MARK} a run took under {MIN_TIMED_MS:.0} ms of wall time: too short to time\n  \
-         (start-up and scheduling weigh as much as the work); give it more rows"
+        "{SHORT_MARK} too short to time: a run took under {MIN_TIMED_MS:.0} ms of wall time, or \
+         under {MIN_WORK_MS:.0} ms besides\n  waiting for its sources; start-up and scheduling \
+         weigh as much as the work: give it more rows"
     )
 }
 

@@ -20,7 +20,7 @@ use super::results::{Table, RESULTS};
 use super::spec::{Chart, Series, Spec, LEADING_COLUMNS};
 use super::CampaignError;
 use crate::plot::{self, Line, LineChart, XAxis};
-use crate::stats::{self, Ratio, Spread, MIN_TIMED_MS};
+use crate::stats::{self, Ratio, Spread, MIN_TIMED_MS, MIN_WORK_MS};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -66,6 +66,8 @@ pub(super) struct Record {
     params: Vec<String>,
     /// Per metric of [`super::metrics::METRICS`]; `None` when empty.
     values: Vec<Option<f64>>,
+    /// The run was too short to time ([`stats::too_short`]).
+    too_short: bool,
 }
 
 pub(super) struct Data {
@@ -146,6 +148,11 @@ impl Data {
                     )
                 });
             }
+            let of = |name: &str| metric(name).and_then(|m| values[metric_index(m)]);
+            let too_short = match (of("wall_ms"), of("source_wait_ms")) {
+                (Some(wall), wait) => stats::too_short(wall, wait.unwrap_or(0.0)),
+                (None, _) => false,
+            };
             records.push(Record {
                 point,
                 variant,
@@ -154,6 +161,7 @@ impl Data {
                 sink: row[lead[4]].clone(),
                 params: dims.iter().map(|&c| row[c].clone()).collect(),
                 values,
+                too_short,
             });
         }
         records.sort_by_key(|r| (r.point, r.repeat, r.variant_index));
@@ -218,11 +226,10 @@ impl Data {
 
     /// Whether a run of this point, variant and sink was too short to time.
     fn too_short(&self, point: usize, variant: &str, sink: &str) -> bool {
-        metric("wall_ms").is_some_and(|wall| {
-            self.values(point, variant, sink, wall)
-                .iter()
-                .any(|ms| *ms < MIN_TIMED_MS)
-        })
+        self.records
+            .iter()
+            .filter(|r| r.point == point && r.variant == variant && r.sink == sink)
+            .any(|r| r.too_short)
     }
 
     /// `variant` over `base` at one point, runs paired by repeat.
@@ -252,14 +259,7 @@ impl Data {
 
     /// Runs, of every point, variant and sink, that were too short to time.
     fn short_runs(&self) -> usize {
-        let Some(wall) = metric("wall_ms") else {
-            return 0;
-        };
-        let wi = metric_index(wall);
-        self.records
-            .iter()
-            .filter(|r| r.values[wi].is_some_and(|ms| ms < MIN_TIMED_MS))
-            .count()
+        self.records.iter().filter(|r| r.too_short).count()
     }
 }
 
@@ -289,7 +289,6 @@ fn chart_data(
         Series::Dim(d) => spec.dims.iter().position(|x| x.name == *d),
     };
     let mi = metric_index(chart.y);
-    let wall = metric("wall_ms").map(metric_index);
     let rows: Vec<&Record> = data.records.iter().filter(|r| r.sink == sink).collect();
     // Dimensions other than x and the series that vary split the lines.
     let others: Vec<usize> = (0..spec.dims.len())
@@ -342,10 +341,7 @@ fn chart_data(
         };
         if let Some(v) = r.values[mi] {
             cells[cell].2.push(v);
-            let short = wall
-                .and_then(|w| r.values[w])
-                .is_some_and(|ms| ms < MIN_TIMED_MS);
-            cells[cell].3 |= short && chart.y.timed();
+            cells[cell].3 |= r.too_short && chart.y.timed();
         }
     }
     let mut lines: Vec<Line> = names
@@ -408,9 +404,7 @@ fn chart_data(
         notes.push("one run per point: no spread".to_string());
     }
     if any_short {
-        notes.push(format!(
-            "hollow: runs under {MIN_TIMED_MS:.0} ms, too short to time"
-        ));
+        notes.push("hollow: runs too short to time".to_string());
     }
     let mut chart_data = LineChart {
         title: format!(
@@ -552,8 +546,9 @@ fn index_md(
     if short > 0 {
         let _ = writeln!(
             s,
-            "\n**{SHORT_MARK} {short} of {} runs took under {MIN_TIMED_MS:.0} ms of wall time: \
-             too short to time.** Their timings (throughput, wall time, latency) are marked \
+            "\n**{SHORT_MARK} {short} of {} runs were too short to time** (under \
+             {MIN_TIMED_MS:.0} ms of wall time, or under {MIN_WORK_MS:.0} ms besides waiting for \
+             their sources). Their timings (throughput, wall time, latency) are marked \
              {SHORT_MARK} below and drawn hollow; counters are exact all the same.",
             data.records.len()
         );

@@ -16,7 +16,7 @@ use super::cells::{self, SHORT_MARK};
 use super::metrics::{metric, Metric, Sample};
 use super::results::{RowWriter, Table};
 use super::CampaignError;
-use crate::stats::{self, Spread, MIN_TIMED_MS};
+use crate::stats::{self, Spread};
 use indicatif::{ProgressBar, ProgressStyle};
 use optimizer::config::Config;
 use optimizer::session::{explain_script, run_script, RunOptions};
@@ -52,7 +52,7 @@ fn kept_metrics() -> Vec<&'static Metric> {
     TIMINGS
         .iter()
         .chain(COUNTERS.iter().map(|(_, n)| n))
-        .chain(std::iter::once(&"wall_ms"))
+        .chain(["wall_ms", "source_wait_ms"].iter())
         .filter_map(|n| metric(n))
         .collect()
 }
@@ -245,12 +245,19 @@ pub fn tune(args: &TuneArgs) -> Result<String, CampaignError> {
         let mi = kept.iter().position(|k| k.name == m.name).unwrap_or(0);
         runs[vi].get(si).map(|r| r[mi].clone()).unwrap_or_default()
     };
-    let wall = metric("wall_ms");
+    let (wall, wait) = (metric("wall_ms"), metric("source_wait_ms"));
     let mut any_short = false;
     for (si, sink) in sinks.iter().enumerate() {
         let _ = writeln!(s, "\nINSERT INTO {sink}");
         let short: Vec<bool> = (0..variants.len())
-            .map(|vi| wall.is_some_and(|w| values(vi, si, w).iter().any(|ms| *ms < MIN_TIMED_MS)))
+            .map(|vi| {
+                let walls = wall.map(|w| values(vi, si, w)).unwrap_or_default();
+                let waits = wait.map(|w| values(vi, si, w)).unwrap_or_default();
+                walls
+                    .iter()
+                    .enumerate()
+                    .any(|(i, ms)| stats::too_short(*ms, waits.get(i).copied().unwrap_or(0.0)))
+            })
             .collect();
         any_short |= short.iter().any(|x| *x);
         for name in TIMINGS {
