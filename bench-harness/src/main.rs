@@ -1,10 +1,12 @@
 //! `lab`: the joinlab command line.
 //!
-//! - `lab run SCRIPT.sql [--set key=value]... [--changelog FILE] [--result FILE]`
-//! - `lab explain SCRIPT.sql [--set key=value]...`
-//! - `lab campaign SPEC.toml [--quick] [--resume] [--out DIR]`: runs a
-//!   campaign (see `campaign/spec.rs` for the format) and writes
-//!   `results.csv`, charts and `index.md` to `reports/<name>/`
+//! - `lab run SCRIPT.sql [--set key=value]... [--param name=value]...
+//!   [--changelog FILE] [--result FILE]`
+//! - `lab explain SCRIPT.sql [--set key=value]... [--param name=value]...`
+//! - `lab campaign SPEC.toml [--quick] [--resume] [--out DIR]
+//!   [--save-baseline NAME] [--baseline NAME]`: runs a campaign (the
+//!   format is in `docs/campaigns.md`) and writes `results.csv`, charts
+//!   and `index.md` to `reports/<name>/`
 //! - `lab plot DIR`: redraws a campaign's charts and `index.md`
 //! - `lab tune SCRIPT.sql --try key=v1,v2 [--try ...] [--repeats N]`:
 //!   compares configurations of one script
@@ -13,8 +15,11 @@
 //! message that says what and where; an execution failure exits with 1.
 
 mod campaign;
+mod numbers;
 mod plot;
+mod stats;
 mod summary;
+mod template;
 
 // Small allocations dominate row processing; mimalloc makes them cheap
 // (see `operators::alloc` for why not the `mimalloc` crate's allocator).
@@ -33,7 +38,9 @@ use std::process::ExitCode;
 #[command(
     name = "lab",
     version,
-    about = "joinlab: a performance lab for streaming SQL joins and aggregations"
+    about = "joinlab: a performance lab for streaming SQL joins and aggregations",
+    after_help = "Bad input exits with code 2 and says what and where; a failed run exits with 1.\n\
+                  Run `lab help <command>` for a command's flags and an example."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -44,29 +51,46 @@ struct Cli {
 enum Command {
     /// Compiles the (single) INSERT of a script into a JSON plan whose state
     /// TTLs can be edited (Flink's COMPILE PLAN).
+    #[command(after_help = "Example:\n  \
+        lab compile-plan examples/orders_state_ttl.sql --out plan.json\n  \
+        lab execute-plan plan.json")]
     CompilePlan {
+        /// The Flink SQL script (one INSERT).
         script: PathBuf,
-        /// Where to write the plan.
-        #[arg(short, long, value_name = "FILE")]
-        output: PathBuf,
+        /// Where to write the plan (JSON); refused if the file exists.
+        #[arg(short = 'o', long = "out", alias = "output", value_name = "FILE")]
+        out: PathBuf,
+        /// Configuration `key=value` for planning (wins over the script's SET).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
     /// Runs a compiled plan (Flink's EXECUTE PLAN) and prints the summary.
+    #[command(after_help = "Example:\n  \
+        lab execute-plan plan.json --set state.backend.type=rocksdb")]
     ExecutePlan {
+        /// A plan written by `lab compile-plan` (or COMPILE PLAN).
         plan: PathBuf,
         /// Configuration for the run (backend, parallelism of execution, ...).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
     },
     /// Runs every INSERT of a Flink SQL script and prints a summary.
+    #[command(after_help = "Examples:\n  \
+        lab run examples/clicks_per_user.sql\n  \
+        lab run examples/clicks_per_user.sql --set parallelism.default=4 --changelog out.csv\n  \
+        lab run examples/demo_agg.sql --param rows=1000000 --param keys=10000 --param skew=1.2")]
     Run {
+        /// The Flink SQL script (CREATE TABLE, SET, INSERT, ...).
         script: PathBuf,
         /// Configuration override `key=value` (wins over the script's SET).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Fills `${name}` in the script with `value` (templates as campaigns use them).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        param: Vec<String>,
         /// Writes every row the sink receives as CSV (op column first).
         #[arg(long, value_name = "FILE")]
         changelog: Option<PathBuf>,
@@ -78,14 +102,30 @@ enum Command {
         quiet: bool,
     },
     /// Prints the physical plan of every INSERT with changelog modes.
+    #[command(after_help = "Examples:\n  \
+        lab explain examples/clicks_per_user.sql\n  \
+        lab explain examples/demo_agg.sql --param rows=1000 --param keys=10 --param skew=1.0 \
+        --set table.exec.mini-batch.enabled=true")]
     Explain {
+        /// The Flink SQL script.
         script: PathBuf,
+        /// Configuration override `key=value` (wins over the script's SET).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Fills `${name}` in the script with `value`.
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        param: Vec<String>,
     },
     /// Runs a campaign spec (every point × variant × repeat) and writes
-    /// results.csv, charts (PNG, SVG) and index.md.
+    /// results.csv, charts (PNG, SVG) and index.md; the spec format is in
+    /// docs/campaigns.md.
+    #[command(after_help = "Examples:\n  \
+        lab campaign campaigns/demo.toml --quick          # reports/demo/\n  \
+        lab campaign campaigns/demo.toml --save-baseline before\n  \
+        lab campaign campaigns/demo.toml --baseline before  # change per point against it\n\n\
+        A finished run already in the report directory is moved to its history/ folder first.")]
     Campaign {
+        /// The campaign spec (TOML).
         spec: PathBuf,
         /// Uses the spec's [quick] values (and one repeat unless it says otherwise).
         #[arg(long)]
@@ -94,30 +134,58 @@ enum Command {
         #[arg(long)]
         resume: bool,
         /// The report directory (default: reports/<name>/).
-        #[arg(long, value_name = "DIR")]
+        #[arg(short = 'o', long = "out", alias = "output", value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Saves this run as baseline NAME (in <report>/baselines/NAME/).
+        #[arg(long, value_name = "NAME")]
+        save_baseline: Option<String>,
+        /// Compares this run with baseline NAME: the change per point, variant
+        /// and metric with its 95% interval.
+        #[arg(long, value_name = "NAME")]
+        baseline: Option<String>,
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
     },
     /// Redraws a campaign's charts and index.md from its results.csv.
+    #[command(after_help = "Example:\n  lab plot reports/demo")]
     Plot {
         /// A report directory written by `lab campaign`.
         dir: PathBuf,
     },
-    /// Runs a script under each combination of --try values, interleaved,
-    /// and prints medians with ratios to the first.
+    /// Runs a script under each combination of --try values, interleaved
+    /// after a warm-up run of each, and prints medians with min–max, ratios
+    /// to the first with their 95% interval, and whether a difference is
+    /// beyond noise.
+    #[command(after_help = "Examples:\n  \
+        lab tune examples/colors_local_global.sql \
+        --try table.optimizer.agg-phase-strategy=ONE_PHASE,TWO_PHASE \\\n    \
+        --set table.exec.mini-batch.enabled=true --set table.exec.mini-batch.allow-latency=5s \
+        --set table.exec.mini-batch.size=5000\n  \
+        lab tune examples/demo_agg.sql --param rows=1000000 --param keys=10000 --param skew=1.2 \\\n    \
+        --try state.backend.type=hashmap,rocksdb --save-baseline before\n\n\
+        Baselines of a script are kept in reports/tune/<script name>/baselines/.")]
     Tune {
+        /// The Flink SQL script.
         script: PathBuf,
         /// A configuration key and the values to try: `key=v1,v2,...`.
         #[arg(long = "try", value_name = "KEY=V1,V2,...", required = true)]
         tries: Vec<String>,
-        /// Runs per variant.
-        #[arg(long, default_value_t = 3)]
+        /// Timed runs per variant (after one warm-up run of each).
+        #[arg(long, default_value_t = 5)]
         repeats: u32,
         /// Configuration for every variant `key=value`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Fills `${name}` in the script with `value`.
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        param: Vec<String>,
+        /// Saves the runs as baseline NAME of this script.
+        #[arg(long, value_name = "NAME")]
+        save_baseline: Option<String>,
+        /// Compares the runs with baseline NAME of this script.
+        #[arg(long, value_name = "NAME")]
+        baseline: Option<String>,
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
@@ -173,6 +241,13 @@ fn read_script(path: &Path) -> Result<String, Failure> {
         .map_err(|e| Failure::input(format!("cannot read script {}: {e}", path.display())))
 }
 
+/// Reads a script and fills its `${name}` templates from `--param` flags.
+fn read_template(path: &Path, params: &[String]) -> Result<String, Failure> {
+    let params = template::parse_params(params).map_err(Failure::input)?;
+    let text = read_script(path)?;
+    template::fill_script(&path.display().to_string(), &text, &params).map_err(Failure::input)
+}
+
 /// `FILE` for one INSERT; `FILE` with `-<sink>` before the extension for several.
 fn output_path(base: &Path, sink: &str, many: bool) -> PathBuf {
     if !many {
@@ -189,11 +264,12 @@ fn output_path(base: &Path, sink: &str, many: bool) -> PathBuf {
 fn run(
     script: &Path,
     set: &[String],
+    param: &[String],
     changelog: Option<&Path>,
     result: Option<&Path>,
     quiet: bool,
 ) -> Result<(), Failure> {
-    let sql = read_script(script)?;
+    let sql = read_template(script, param)?;
     run_sql(&sql, script, set, changelog, result, quiet)
 }
 
@@ -275,30 +351,34 @@ fn main() -> ExitCode {
         Command::Run {
             script,
             set,
+            param,
             changelog,
             result,
             quiet,
-        } => run(script, set, changelog.as_deref(), result.as_deref(), *quiet),
-        Command::Explain { script, set } => (|| {
+        } => run(
+            script,
+            set,
+            param,
+            changelog.as_deref(),
+            result.as_deref(),
+            *quiet,
+        ),
+        Command::Explain { script, set, param } => (|| {
             let overrides = parse_sets(set)?;
-            let sql = read_script(script)?;
+            let sql = read_template(script, param)?;
             let base = script.parent().map(Path::to_path_buf).unwrap_or_default();
             let text = explain_script_in(&sql, &base, &overrides)
                 .map_err(|e| Failure::input(e.to_string()))?;
             print!("{text}");
             Ok(())
         })(),
-        Command::CompilePlan {
-            script,
-            output,
-            set,
-        } => (|| {
+        Command::CompilePlan { script, out, set } => (|| {
             let overrides = parse_sets(set)?;
             let sql = read_script(script)?;
             let plan =
                 compile_script(&sql, &overrides).map_err(|e| Failure::input(e.to_string()))?;
-            write_plan(&plan, output, false).map_err(|e| Failure::input(e.to_string()))?;
-            println!("plan written to {}", output.display());
+            write_plan(&plan, out, false).map_err(|e| Failure::input(e.to_string()))?;
+            println!("plan written to {}", out.display());
             Ok(())
         })(),
         Command::ExecutePlan { plan, set, quiet } => {
@@ -316,6 +396,8 @@ fn main() -> ExitCode {
             quick,
             resume,
             out,
+            save_baseline,
+            baseline,
             quiet,
         } => campaign::runner::run_campaign(&campaign::runner::CampaignArgs {
             spec: spec.clone(),
@@ -323,6 +405,8 @@ fn main() -> ExitCode {
             resume: *resume,
             out: out.clone(),
             quiet: *quiet,
+            save_baseline: save_baseline.clone(),
+            baseline: baseline.clone(),
         })
         .map(|_| ())
         .map_err(Failure::from),
@@ -344,15 +428,22 @@ fn main() -> ExitCode {
             tries,
             repeats,
             set,
+            param,
+            save_baseline,
+            baseline,
             quiet,
         } => (|| {
             let sets = parse_sets(set)?;
+            let params = template::parse_params(param).map_err(Failure::input)?;
             let text = campaign::tune::tune(&campaign::tune::TuneArgs {
                 script,
                 tries,
                 sets: &sets,
+                params: &params,
                 repeats: *repeats,
                 quiet: *quiet,
+                save_baseline: save_baseline.as_deref(),
+                baseline: baseline.as_deref(),
             })?;
             print!("{text}");
             Ok(())

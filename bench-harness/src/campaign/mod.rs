@@ -4,14 +4,20 @@
 //! `reports/<name>/`; `lab plot` redraws them from `results.csv`; `lab tune`
 //! compares configurations of one script without a spec.
 //!
-//! - [`spec`]: the spec format and its checks;
+//! - [`spec`]: the spec format and its checks (`docs/campaigns.md`);
 //! - [`metrics`]: the metrics, one definition for CSV, charts and tables;
 //! - [`results`]: `results.csv` and its `.partial` file;
 //! - [`runner`]: `lab campaign`;
 //! - [`report`]: charts and `index.md` from `results.csv` (`lab plot`);
+//! - [`cells`]: how spread, ratios and changes are written;
+//! - [`history`]: earlier runs kept under `history/`;
+//! - [`baseline`]: `--save-baseline` and `--baseline`;
 //! - [`tune`]: `lab tune`;
 //! - [`machine`]: git revision, machine, peak RSS.
 
+pub mod baseline;
+pub mod cells;
+pub mod history;
 pub mod machine;
 pub mod metrics;
 pub mod report;

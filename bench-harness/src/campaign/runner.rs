@@ -11,7 +11,14 @@
 //!
 //! `--resume` keeps the runs already in `results.csv.partial` (those with
 //! a row for every sink) and runs only the others.
+//!
+//! A finished run already in the report directory is moved to `history/`
+//! first ([`super::history`]): a re-run never replaces earlier results.
+//! `--baseline NAME` compares the new run with a saved baseline and
+//! `--save-baseline NAME` saves it as one ([`super::baseline`]).
 
+use super::baseline;
+use super::history;
 use super::machine::{self, Machine};
 use super::metrics::{csv_value, Sample, METRICS};
 use super::report::{self, RunInfo};
@@ -30,6 +37,10 @@ pub struct CampaignArgs {
     /// Default: `reports/<name>/` under the current directory.
     pub out: Option<PathBuf>,
     pub quiet: bool,
+    /// Saves the finished run as this baseline.
+    pub save_baseline: Option<String>,
+    /// Compares the run with this saved baseline.
+    pub baseline: Option<String>,
 }
 
 /// One run: a point, a variant, a repeat (1-based).
@@ -46,6 +57,12 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(&spec.name));
+    if let Some(name) = &args.save_baseline {
+        baseline::check_name("--save-baseline", name)?;
+    }
+    if let Some(name) = &args.baseline {
+        baseline::require(&out, name)?;
+    }
     std::fs::create_dir_all(&out)
         .map_err(|e| CampaignError::execution(format!("cannot create {}: {e}", out.display())))?;
     let header = spec.columns();
@@ -70,15 +87,18 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
         );
     }
     let done: std::collections::HashSet<RunKey> = kept.iter().map(|r| run_key(r)).collect();
-    if results.exists() {
-        std::fs::remove_file(&results).map_err(|e| {
-            CampaignError::execution(format!("cannot remove {}: {e}", results.display()))
-        })?;
+    if let Some(kept_in) = history::keep_previous(&out)? {
+        println!(
+            "lab campaign: the previous run's results are kept in {}",
+            kept_in.display()
+        );
     }
     write_file(&out.join(report::SPEC_COPY), &spec.text)?;
     let info = RunInfo {
         command: machine::command_line(),
         quick: args.quick,
+        started: Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        baseline: args.baseline.clone(),
     };
     write_file(
         &out.join(report::RUN_INFO),
@@ -192,8 +212,15 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
         rendered.charts,
         out.join(report::INDEX).display()
     );
+    print!("\n{}", rendered.summary);
+    if let Some(changes) = &rendered.changes {
+        print!("\n{changes}");
+    }
     for w in &rendered.warnings {
         eprintln!("warning: {w}");
+    }
+    if let Some(name) = &args.save_baseline {
+        println!("{}", baseline::save(&out, name)?);
     }
     Ok(out)
 }

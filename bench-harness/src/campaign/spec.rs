@@ -1,48 +1,21 @@
 //! Campaign specs (`campaigns/<name>.toml`): what to run, how often, and
-//! what to draw.
+//! what to draw. The format, every field and its defaults are documented
+//! in `docs/campaigns.md` ("The spec"); keep it in step with [`RawSpec`].
 //!
-//! ```toml
-//! name = "demo"                       # the report goes to reports/<name>/
-//! script = "../examples/demo_agg.sql" # relative to this file
-//! description = "What the campaign shows."
-//! repeats = 3                         # runs per point and variant (default 3)
-//!
-//! [variants.heap]                     # name -> configuration keys (as `lab run --set`)
-//! "state.backend.type" = "hashmap"
-//! [variants.rocksdb]
-//! state.backend.type = "rocksdb"      # dotted keys need no quotes
-//!
-//! [sweep]                             # dimension -> values; points = cartesian product
-//! skew = [0.5, 1.0, 1.5]              # a script parameter: replaces ${skew} in the script
-//! "table.exec.mini-batch.size" = [100, 1000]  # a configuration key
-//!
-//! [quick]                             # what --quick changes
-//! repeats = 1                         # default 1
-//! sweep = { skew = [0.5, 1.5] }
-//!
-//! [[chart]]
-//! title = "Throughput vs skew"
-//! x = "skew"                          # a sweep dimension
-//! y = "throughput_rows_per_s"         # a metric (see metrics.rs)
-//! series = "variant"                  # or a sweep dimension (default "variant")
-//! log_x = false
-//! log_y = true
-//! sink = "out"                        # which INSERT (default: the first)
-//! ```
-//!
-//! The sweep may also be written one dimension at a time, in order:
-//! `[[sweep]]` with `param = "skew"` and `values = [0.5, 1.0]`. Dimensions
-//! vary in the order written, the first slowest. A dimension whose name is
-//! a configuration key (it has a dot) sets that key; any other name is a
-//! script parameter and must appear in the script as `${name}`, and every
-//! `${name}` in the script must be a dimension. Variants are run in the
-//! order written; the first is the baseline of every ratio.
+//! In short: `name`, `script`, `description`, `repeats`,
+//! `[variants.<name>]` of configuration keys, a `[sweep]` (or `[[sweep]]`
+//! entries) of dimensions, `[quick]`, and `[[chart]]`s. A dimension whose
+//! name is a configuration key (it has a dot) sets that key; any other name
+//! is a script parameter and must appear in the script as `${name}`, and
+//! every `${name}` in the script must be a dimension. Variants are run in
+//! the order written; the first is the baseline of every ratio.
 //!
 //! Everything is checked before anything runs; an error names the spec
 //! file, the line and column, and what was expected.
 
 use super::metrics::{metric, metric_names, Metric};
 use super::CampaignError;
+use crate::template::{self, is_identifier, line_col};
 use optimizer::config::Config;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -324,6 +297,8 @@ struct RawChart {
     #[serde(default)]
     log_y: bool,
     sink: Option<Spanned<String>>,
+    x_label: Option<Spanned<String>>,
+    y_label: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -387,6 +362,10 @@ pub struct Chart {
     pub log_y: bool,
     pub sink: Option<String>,
     sink_span: Option<Range<usize>>,
+    /// The x axis's label (default: the dimension's name).
+    pub x_label: Option<String>,
+    /// The y axis's label (default: the metric's label and unit).
+    pub y_label: Option<String>,
 }
 
 /// One point of the sweep: a value per dimension.
@@ -422,25 +401,6 @@ pub struct Spec {
     pub charts: Vec<Chart>,
 }
 
-/// Line and column (1-based) of byte offset `at` in `text`.
-pub fn line_col(text: &str, at: usize) -> (usize, usize) {
-    let at = at.min(text.len());
-    let before = &text[..at];
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rfind('\n')
-        .map_or(before.chars().count(), |i| before[i + 1..].chars().count())
-        + 1;
-    (line, col)
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// `Throughput vs skew` -> `throughput-vs-skew`.
 fn slug(title: &str) -> String {
     let mut s = String::new();
     for c in title.chars() {
@@ -765,6 +725,16 @@ impl Spec {
                 slug = format!("{base}-{n}");
                 n += 1;
             }
+            let label = |l: &Option<Spanned<String>>, which: &str| match l {
+                Some(l) if l.get_ref().trim().is_empty() => Err(ctx.err(
+                    Some(l.span()),
+                    format!("chart '{title}': {which} is empty; leave it out for the default"),
+                )),
+                Some(l) => Ok(Some(l.get_ref().trim().to_string())),
+                None => Ok(None),
+            };
+            let x_label = label(&c.x_label, "x_label")?;
+            let y_label = label(&c.y_label, "y_label")?;
             charts.push(Chart {
                 title,
                 slug,
@@ -775,6 +745,8 @@ impl Spec {
                 log_y: c.log_y,
                 sink: c.sink.as_ref().map(|s| s.get_ref().clone()),
                 sink_span: c.sink.as_ref().map(|s| s.span()),
+                x_label,
+                y_label,
             });
         }
 
@@ -1092,66 +1064,20 @@ pub struct ScriptTemplate {
 }
 
 impl ScriptTemplate {
-    /// Every `${name}` with its byte offset, outside `--` comments (those
-    /// are left as they are); an unterminated or empty `${` is an error
-    /// (offset, message).
+    /// Every `${name}` with its byte offset ([`crate::template`]).
     fn parameters(&self) -> Result<Vec<(usize, String)>, (usize, String)> {
-        let text = &self.text;
-        let bytes = text.as_bytes();
-        let mut out = Vec::new();
-        let mut in_string = false;
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'-' if !in_string && bytes.get(i + 1) == Some(&b'-') => {
-                    i = text[i..].find('\n').map_or(bytes.len(), |e| i + e);
-                    continue;
-                }
-                b'\'' => in_string = !in_string,
-                b'$' if bytes.get(i + 1) == Some(&b'{') => {
-                    let body = &text[i + 2..];
-                    let end = body
-                        .find(['}', '\n'])
-                        .filter(|&e| body[e..].starts_with('}'))
-                        .ok_or((i, "'${' without a closing '}' on the same line".to_string()))?;
-                    let name = body[..end].trim();
-                    if !is_identifier(name) {
-                        return Err((
-                            i,
-                            format!(
-                                "'${{{name}}}': expected a parameter name (letters, digits and '_')"
-                            ),
-                        ));
-                    }
-                    out.push((i, name.to_string()));
-                    i += 2 + end + 1;
-                    continue;
-                }
-                _ => {}
-            }
-            i += 1;
-        }
-        Ok(out)
+        template::parameters(&self.text).map(|ps| ps.into_iter().map(|p| (p.at, p.name)).collect())
     }
 
     /// The script with every `${name}` replaced by the point's value.
     pub fn render(&self, spec: &Spec, point: &Point) -> String {
-        let mut out = String::with_capacity(self.text.len());
-        let mut last = 0;
-        for (at, name) in self.parameters().unwrap_or_default() {
-            let end = at + self.text[at..].find('}').map_or(2, |e| e + 1);
-            out.push_str(&self.text[last..at]);
-            let value = spec
-                .dims
+        template::fill(&self.text, |name| {
+            spec.dims
                 .iter()
                 .zip(&point.values)
                 .find(|(d, _)| d.kind == DimKind::Param && d.name == name)
-                .map(|(_, v)| v.as_str());
-            out.push_str(value.unwrap_or(&self.text[at..end]));
-            last = end;
-        }
-        out.push_str(&self.text[last..]);
-        out
+                .map(|(_, v)| v.as_str())
+        })
     }
 
     /// Parses a rendered script, opens its `datagen` tables (which checks
