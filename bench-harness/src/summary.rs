@@ -21,7 +21,11 @@ fn rate(r: f64) -> String {
 
 pub fn render(o: &InsertOutcome) -> String {
     let r = &o.report;
-    let c = &r.sink_counts;
+    let sink = o.sink_report();
+    let c = &sink.counts;
+    // The job's figures are printed with its first sink; a statement set's
+    // other sinks print their own rows only.
+    let job_part = o.sink_index == 0;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -30,7 +34,22 @@ pub fn render(o: &InsertOutcome) -> String {
         o.config.parallelism(),
         o.config.state_backend().as_str()
     );
-    let _ = writeln!(s, "  input rows        {}", r.input_rows);
+    let sinks = o.job_sinks();
+    if sinks.len() > 1 {
+        let _ = writeln!(
+            s,
+            "  statement set     one job for INSERT INTO {}{}",
+            sinks.join(", "),
+            if job_part {
+                ": input rows, time, state and operators are the job's"
+            } else {
+                " (the job's figures are above)"
+            }
+        );
+    }
+    if job_part {
+        let _ = writeln!(s, "  input rows        {}", r.input_rows);
+    }
     let _ = writeln!(
         s,
         "  changelog rows    {} (+I {}, -U {}, +U {}, -D {})",
@@ -40,27 +59,33 @@ pub fn render(o: &InsertOutcome) -> String {
         c.get(RowKind::UpdateAfter),
         c.get(RowKind::Delete)
     );
-    if let Some(rows) = &r.result {
+    if let Some(rows) = &sink.result {
         let _ = writeln!(s, "  result rows       {}", rows.len());
+    }
+    if job_part {
+        let _ = writeln!(
+            s,
+            "  wall time         {} ({})",
+            ms(r.wall),
+            rate(r.throughput())
+        );
+        let _ = writeln!(
+            s,
+            "  job thread        waited for sources {}, in sink {}",
+            ms(r.source_wait),
+            ms(r.sink_time)
+        );
     }
     let _ = writeln!(
         s,
-        "  wall time         {} ({})",
-        ms(r.wall),
-        rate(r.throughput())
-    );
-    let _ = writeln!(
-        s,
-        "  job thread        waited for sources {}, in sink {}",
-        ms(r.source_wait),
-        ms(r.sink_time)
-    );
-    let _ = writeln!(
-        s,
         "  latency           p50 {}, p99 {}",
-        ms(r.latency.p50),
-        ms(r.latency.p99)
+        ms(sink.latency.p50),
+        ms(sink.latency.p99)
     );
+    if !job_part {
+        join_summary(o, &mut s);
+        return s;
+    }
     let _ = writeln!(
         s,
         "  records shuffled  {}, hotspot factor {:.2}",
@@ -116,11 +141,11 @@ pub fn render(o: &InsertOutcome) -> String {
 fn join_summary(o: &InsertOutcome, s: &mut String) {
     use optimizer::physical::plan::NodeKind;
     let nodes = o.plan.root.stage_nodes();
-    if nodes.len() != o.report.stages.len() {
+    if nodes.len() != o.stages.len() {
         return;
     }
     let (mut input_bytes, mut intermediate_bytes, mut joins) = (0i64, 0i64, 0);
-    for (node, stage) in nodes.iter().zip(&o.report.stages) {
+    for (node, stage) in nodes.iter().zip(o.plan_stages()) {
         match &node.kind {
             NodeKind::Join { .. } | NodeKind::MultiJoin { .. } => {
                 joins += 1;

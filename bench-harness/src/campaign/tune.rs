@@ -146,6 +146,7 @@ pub fn tune(args: &TuneArgs) -> Result<String, CampaignError> {
                 }
                 let sample = Sample {
                     report: &out.report,
+                    sink: out.sink_report(),
                     peak_rss_kb: None,
                 };
                 for (ci, (_, name)) in COLUMNS.iter().enumerate() {
