@@ -29,7 +29,7 @@ static GLOBAL: operators::alloc::LabAllocator = operators::alloc::LabAllocator;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use optimizer::session::{
-    compile_script, explain_script_in, run_script, write_plan, RunError, RunOptions,
+    compile_script, explain_script_in, run_script_explaining, write_plan, RunError, RunOptions,
 };
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -101,7 +101,7 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
-    /// Prints the physical plan of every INSERT with changelog modes.
+    /// Prints the plan of every statement as Flink's EXPLAIN CHANGELOG_MODE does.
     #[command(after_help = "Examples:\n  \
         lab explain examples/clicks_per_user.sql\n  \
         lab explain examples/demo_agg.sql --param rows=1000 --param keys=10 --param skew=1.0 \
@@ -300,7 +300,9 @@ fn run_sql(
             bar.set_position(n);
         }
     };
-    let outcomes = run_script(
+    // An EXPLAIN statement prints its plan when its turn comes.
+    let mut explained = |text: &str| bar.suspend(|| print!("{text}"));
+    let outcomes = run_script_explaining(
         sql,
         &base_dir,
         &overrides,
@@ -309,6 +311,7 @@ fn run_sql(
             materialize: result.is_some(),
         },
         &mut progress,
+        &mut explained,
     );
     bar.finish_and_clear();
     let outcomes = outcomes?;
@@ -328,7 +331,7 @@ fn run_sql(
             datasets::csv_write::write_result_csv(
                 &p,
                 &columns,
-                o.report.result.as_deref().unwrap_or_default(),
+                o.sink_report().result.as_deref().unwrap_or_default(),
             )
             .map_err(|e| Failure::input(e.to_string()))?;
             println!("  result written to {}", p.display());

@@ -30,7 +30,11 @@ fn bytes(n: i64) -> String {
 
 pub fn render(o: &InsertOutcome) -> String {
     let r = &o.report;
-    let c = &r.sink_counts;
+    let sink = o.sink_report();
+    let c = &sink.counts;
+    // The job's figures are printed with its first sink; a statement set's
+    // other sinks print their own rows only.
+    let job_part = o.sink_index == 0;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -39,7 +43,22 @@ pub fn render(o: &InsertOutcome) -> String {
         o.config.parallelism(),
         o.config.state_backend().as_str()
     );
-    let _ = writeln!(s, "  input rows        {}", count(r.input_rows as f64));
+    let sinks = o.job_sinks();
+    if sinks.len() > 1 {
+        let _ = writeln!(
+            s,
+            "  statement set     one job for INSERT INTO {}{}",
+            sinks.join(", "),
+            if job_part {
+                ": input rows, time, state and operators are the job's"
+            } else {
+                " (the job's figures are above)"
+            }
+        );
+    }
+    if job_part {
+        let _ = writeln!(s, "  input rows        {}", count(r.input_rows as f64));
+    }
     let _ = writeln!(
         s,
         "  changelog rows    {} (+I {}, -U {}, +U {}, -D {})",
@@ -49,43 +68,49 @@ pub fn render(o: &InsertOutcome) -> String {
         count(c.get(RowKind::UpdateAfter) as f64),
         count(c.get(RowKind::Delete) as f64)
     );
-    if let Some(rows) = &r.result {
+    if let Some(rows) = &sink.result {
         let _ = writeln!(s, "  result rows       {}", count(rows.len() as f64));
     }
-    let _ = writeln!(
-        s,
-        "  wall time         {} ({})",
-        ms(r.wall),
-        rate(r.throughput())
-    );
-    let (wall_ms, wait_ms) = (
-        r.wall.as_secs_f64() * 1e3,
-        r.source_wait.as_secs_f64() * 1e3,
-    );
-    if stats::too_short(wall_ms, wait_ms) {
-        let why = if wall_ms < MIN_TIMED_MS {
-            format!("under {MIN_TIMED_MS:.0} ms of wall time")
-        } else {
-            format!("under {MIN_WORK_MS:.0} ms of work besides waiting for the sources")
-        };
+    if job_part {
         let _ = writeln!(
             s,
-            "                    too short to time: {why}; start-up and scheduling weigh as \
-             much as the work: give it more rows"
+            "  wall time         {} ({})",
+            ms(r.wall),
+            rate(r.throughput())
+        );
+        let (wall_ms, wait_ms) = (
+            r.wall.as_secs_f64() * 1e3,
+            r.source_wait.as_secs_f64() * 1e3,
+        );
+        if stats::too_short(wall_ms, wait_ms) {
+            let why = if wall_ms < MIN_TIMED_MS {
+                format!("under {MIN_TIMED_MS:.0} ms of wall time")
+            } else {
+                format!("under {MIN_WORK_MS:.0} ms of work besides waiting for the sources")
+            };
+            let _ = writeln!(
+                s,
+                "                    too short to time: {why}; start-up and scheduling weigh as \
+                 much as the work: give it more rows"
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  job thread        waited for sources {}, in sink {}",
+            ms(r.source_wait),
+            ms(r.sink_time)
         );
     }
     let _ = writeln!(
         s,
-        "  job thread        waited for sources {}, in sink {}",
-        ms(r.source_wait),
-        ms(r.sink_time)
-    );
-    let _ = writeln!(
-        s,
         "  latency           p50 {}, p99 {}",
-        ms(r.latency.p50),
-        ms(r.latency.p99)
+        ms(sink.latency.p50),
+        ms(sink.latency.p99)
     );
+    if !job_part {
+        join_summary(o, &mut s);
+        return s;
+    }
     let _ = writeln!(
         s,
         "  records shuffled  {}, hotspot factor {}",
@@ -146,11 +171,12 @@ pub fn render(o: &InsertOutcome) -> String {
 fn join_summary(o: &InsertOutcome, s: &mut String) {
     use optimizer::physical::plan::NodeKind;
     let nodes = o.plan.root.stage_nodes();
-    if nodes.len() != o.report.stages.len() {
+    if nodes.len() != o.stages.len() {
         return;
     }
     let (mut input_bytes, mut intermediate_bytes, mut joins) = (0i64, 0i64, 0);
-    for (i, (node, stage)) in nodes.iter().zip(&o.report.stages).enumerate() {
+    // Operators are numbered by their stage in the job (as in the list below).
+    for (&i, (node, stage)) in o.stages.iter().zip(nodes.iter().zip(o.plan_stages())) {
         match &node.kind {
             NodeKind::Join { .. } | NodeKind::MultiJoin { .. } => {
                 joins += 1;

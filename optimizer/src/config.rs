@@ -18,6 +18,8 @@
 //! | `table.optimizer.distinct-agg.split.bucket-num` | Integer (>= 1) | `1024` |
 //! | `table.optimizer.multi-join.enabled` | Boolean | `false` |
 //! | `table.optimizer.delta-join.strategy` | Enum | `AUTO` |
+//! | `table.optimizer.reuse-sub-plan-enabled` | Boolean | `true` |
+//! | `table.optimizer.reuse-source-enabled` | Boolean | `true` |
 //! | `table.exec.delta-join.cache-enabled` | Boolean | `true` |
 //! | `table.exec.delta-join.left.cache-size` | Long (>= 1) | `10000` |
 //! | `table.exec.delta-join.right.cache-size` | Long (>= 1) | `10000` |
@@ -42,6 +44,8 @@ pub const DISTINCT_AGG_SPLIT_ENABLED: &str = "table.optimizer.distinct-agg.split
 pub const DISTINCT_AGG_SPLIT_BUCKET_NUM: &str = "table.optimizer.distinct-agg.split.bucket-num";
 pub const MULTI_JOIN_ENABLED: &str = "table.optimizer.multi-join.enabled";
 pub const DELTA_JOIN_STRATEGY: &str = "table.optimizer.delta-join.strategy";
+pub const REUSE_SUB_PLAN_ENABLED: &str = "table.optimizer.reuse-sub-plan-enabled";
+pub const REUSE_SOURCE_ENABLED: &str = "table.optimizer.reuse-source-enabled";
 pub const DELTA_JOIN_CACHE_ENABLED: &str = "table.exec.delta-join.cache-enabled";
 pub const DELTA_JOIN_LEFT_CACHE_SIZE: &str = "table.exec.delta-join.left.cache-size";
 pub const DELTA_JOIN_RIGHT_CACHE_SIZE: &str = "table.exec.delta-join.right.cache-size";
@@ -178,6 +182,20 @@ static KEYS: &[KeyInfo] = &[
         "AUTO",
         "Delta join: AUTO (when possible), FORCE (fail when impossible), or \
          NONE (never).",
+    ),
+    key(
+        REUSE_SUB_PLAN_ENABLED,
+        ValueType::Boolean,
+        "true",
+        "Runs identical sub-plans of one job (the INSERTs of a statement \
+         set, a self-join) once, feeding every consumer.",
+    ),
+    key(
+        REUSE_SOURCE_ENABLED,
+        ValueType::Boolean,
+        "true",
+        "Reads a table scanned several times in one job once (needs \
+         table.optimizer.reuse-sub-plan-enabled).",
     ),
     key(
         DELTA_JOIN_CACHE_ENABLED,
@@ -578,6 +596,16 @@ impl Config {
     /// `table.optimizer.multi-join.enabled`
     pub fn multi_join_enabled(&self) -> bool {
         self.bool(MULTI_JOIN_ENABLED)
+    }
+
+    /// `table.optimizer.reuse-sub-plan-enabled`
+    pub fn reuse_sub_plan_enabled(&self) -> bool {
+        self.bool(REUSE_SUB_PLAN_ENABLED)
+    }
+
+    /// `table.optimizer.reuse-source-enabled`
+    pub fn reuse_source_enabled(&self) -> bool {
+        self.bool(REUSE_SOURCE_ENABLED)
     }
 
     /// `table.optimizer.delta-join.strategy`

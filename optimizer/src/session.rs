@@ -2,20 +2,24 @@
 //!
 //! `SET` statements change the configuration for the statements after
 //! them; overrides given by the caller (`lab run --set`) are applied last,
-//! so they win over the script. Each `INSERT` runs as its own job, in order.
+//! so they win over the script. Each `INSERT` runs as its own job, in order;
+//! the `INSERT`s of a statement set run as one job with one sink each, which
+//! reads a source they share once (Flink's source and sub-plan reuse). An
+//! `EXPLAIN` prints its plan without running anything.
 
 use crate::catalog_view::CatalogView;
 use crate::config::Config;
 use crate::error::PlanError;
-use crate::logical::{InsertStatement, Statement};
+use crate::logical::{ExplainDetails, ExplainTarget, InsertStatement, Statement};
 use crate::physical::compiled_plan;
-use crate::physical::explain::explain;
+use crate::physical::explain::{explain, Explained};
 use crate::physical::job::{backend_for, build_job, ConnectorSources, SourceProvider};
-use crate::physical::{plan_insert, PhysicalPlan};
+use crate::physical::{plan_insert, plan_query, PhysicalPlan};
 use crate::sql::{parse_script, Script};
 use operators::changelog::Change;
-use operators::exec::JobReport;
+use operators::exec::{JobReport, SinkReport};
 use std::path::Path;
+use std::sync::Arc;
 
 /// A failure while running a script: bad input (exit code 2) or an
 /// execution failure (exit code 1).
@@ -58,21 +62,51 @@ impl RunOptions {
     }
 }
 
-/// What one `INSERT` did.
+/// What one `INSERT` did. Its sink's figures are its own
+/// ([`InsertOutcome::sink_report`], `changelog`); `report` is its job's,
+/// shared by the INSERTs of a statement set (their input rows are read, and
+/// counted, once).
 pub struct InsertOutcome {
     pub sink: String,
     pub plan: PhysicalPlan,
     pub config: Config,
-    pub report: JobReport,
+    /// The job's report.
+    pub report: Arc<JobReport>,
+    /// This INSERT's sink among the job's (`report.sinks`).
+    pub sink_index: usize,
+    /// For each of `plan.root.stage_nodes()`, its stage in `report.stages`.
+    pub stages: Vec<usize>,
     /// Every row the sink received (empty unless asked for).
     pub changelog: Vec<Change>,
+}
+
+impl InsertOutcome {
+    /// What this INSERT's sink received.
+    pub fn sink_report(&self) -> &SinkReport {
+        &self.report.sinks[self.sink_index]
+    }
+
+    /// The sinks of this INSERT's job: several for a statement set.
+    pub fn job_sinks(&self) -> Vec<&str> {
+        self.report.sinks.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    /// The reports of this INSERT's own operators, in `plan.root.stage_nodes()`
+    /// order.
+    pub fn plan_stages(&self) -> impl Iterator<Item = &operators::exec::StageReport> {
+        self.stages.iter().map(|&i| &self.report.stages[i])
+    }
 }
 
 /// What one statement of a script asks for.
 #[derive(Clone, Debug)]
 pub enum Action {
-    Run(InsertStatement),
-    Explain(InsertStatement),
+    /// Run the INSERTs as one job: one INSERT, or a statement set.
+    Run(Vec<InsertStatement>),
+    Explain {
+        details: ExplainDetails,
+        target: ExplainTarget,
+    },
     /// Write the plan of the INSERT to a file.
     Compile {
         path: String,
@@ -80,10 +114,7 @@ pub enum Action {
         insert: InsertStatement,
     },
     /// Run the plan in a file (skipped if missing and `if_exists`).
-    Execute {
-        path: String,
-        if_exists: bool,
-    },
+    Execute { path: String, if_exists: bool },
 }
 
 /// Each action of `script` with the configuration in force for it.
@@ -109,8 +140,12 @@ pub fn configs_per_insert(
                 continue;
             }
             Statement::CreateTable(_) => continue,
-            Statement::Insert(i) => Action::Run(i.clone()),
-            Statement::Explain(i) => Action::Explain(i.clone()),
+            Statement::Insert(i) => Action::Run(vec![i.clone()]),
+            Statement::StatementSet(set) => Action::Run(set.clone()),
+            Statement::Explain { details, target } => Action::Explain {
+                details: *details,
+                target: target.clone(),
+            },
             Statement::CompilePlan {
                 path,
                 if_not_exists,
@@ -128,6 +163,18 @@ pub fn configs_per_insert(
         out.push((action, apply_overrides(&base)?));
     }
     Ok(out)
+}
+
+/// Plans an INSERT; a planning error points at the statement.
+fn plan_located(
+    insert: &InsertStatement,
+    catalog: &dyn CatalogView,
+    config: &Config,
+) -> Result<PhysicalPlan, PlanError> {
+    plan_insert(insert, catalog, config).map_err(|e| match &insert.at {
+        Some(l) => e.at(l.line, l.column),
+        None => e,
+    })
 }
 
 /// Reads and rebuilds a compiled plan.
@@ -168,8 +215,21 @@ pub fn compile_script(
     let script = parse_script(sql)?;
     let mut plans = Vec::new();
     for (action, config) in configs_per_insert(&script, overrides)? {
-        if let Action::Run(i) | Action::Explain(i) | Action::Compile { insert: i, .. } = action {
-            plans.push(plan_insert(&i, &script.catalog, &config)?);
+        let inserts = match action {
+            Action::Run(set)
+            | Action::Explain {
+                target: ExplainTarget::StatementSet(set),
+                ..
+            } => set,
+            Action::Explain {
+                target: ExplainTarget::Insert(i),
+                ..
+            }
+            | Action::Compile { insert: i, .. } => vec![i],
+            Action::Explain { .. } | Action::Execute { .. } => continue,
+        };
+        for i in &inserts {
+            plans.push(plan_located(i, &script.catalog, &config)?);
         }
     }
     match plans.len() {
@@ -180,7 +240,47 @@ pub fn compile_script(
     }
 }
 
-/// Plans every INSERT of the script and returns EXPLAIN text for each.
+/// The EXPLAIN text of one statement: its INSERTs planned as one job.
+fn explain_inserts(
+    inserts: &[InsertStatement],
+    catalog: &dyn CatalogView,
+    config: &Config,
+    details: ExplainDetails,
+) -> Result<String, PlanError> {
+    let plans = inserts
+        .iter()
+        .map(|i| plan_located(i, catalog, config))
+        .collect::<Result<Vec<_>, _>>()?;
+    let items: Vec<Explained> = inserts
+        .iter()
+        .zip(&plans)
+        .map(|(i, p)| Explained::insert(Some(&i.query), p))
+        .collect();
+    Ok(explain(&items, details, config))
+}
+
+/// The EXPLAIN text an `EXPLAIN` statement prints.
+pub fn explain_target(
+    target: &ExplainTarget,
+    catalog: &dyn CatalogView,
+    config: &Config,
+    details: ExplainDetails,
+) -> Result<String, PlanError> {
+    match target {
+        ExplainTarget::Insert(i) => {
+            explain_inserts(std::slice::from_ref(i), catalog, config, details)
+        }
+        ExplainTarget::StatementSet(set) => explain_inserts(set, catalog, config, details),
+        ExplainTarget::Query(q) => {
+            let root = plan_query(q, catalog, config)?;
+            Ok(explain(&[Explained::query(q, &root)], details, config))
+        }
+    }
+}
+
+/// Plans every statement of the script and returns EXPLAIN text for each
+/// (`lab explain`): one block per statement, as `EXPLAIN CHANGELOG_MODE`
+/// prints it (with the details an `EXPLAIN` statement asks for besides).
 pub fn explain_script(sql: &str, overrides: &[(String, String)]) -> Result<String, PlanError> {
     explain_script_in(sql, Path::new("."), overrides)
 }
@@ -192,26 +292,42 @@ pub fn explain_script_in(
     overrides: &[(String, String)],
 ) -> Result<String, PlanError> {
     let script = parse_script(sql)?;
-    let mut out = String::new();
+    let catalog = &script.catalog;
+    let changelog = ExplainDetails {
+        changelog_mode: true,
+        ..ExplainDetails::default()
+    };
+    let mut blocks = Vec::new();
     for (action, config) in configs_per_insert(&script, overrides)? {
-        let plan = match action {
-            Action::Run(i) | Action::Explain(i) | Action::Compile { insert: i, .. } => {
-                plan_insert(&i, &script.catalog, &config)?
+        let text = match action {
+            Action::Run(set) => explain_inserts(&set, catalog, &config, changelog)?,
+            Action::Explain { details, target } => {
+                let details = ExplainDetails {
+                    changelog_mode: true,
+                    ..details
+                };
+                explain_target(&target, catalog, &config, details)?
+            }
+            Action::Compile { insert, .. } => {
+                explain_inserts(std::slice::from_ref(&insert), catalog, &config, changelog)?
             }
             Action::Execute { path, if_exists } => {
                 let p = base_dir.join(path);
                 if if_exists && !p.exists() {
                     continue;
                 }
-                load_plan(&p)?
+                let plan = load_plan(&p)?;
+                explain(&[Explained::insert(None, &plan)], changelog, &config)
             }
         };
-        out.push_str(&explain(&plan));
+        blocks.push(text);
     }
-    Ok(out)
+    Ok(blocks.join("\n"))
 }
 
-/// Runs every INSERT of a script read from `base_dir` (for relative paths).
+/// Runs every INSERT of a script read from `base_dir` (for relative
+/// paths); `EXPLAIN` statements print nothing (see
+/// [`run_script_explaining`]).
 pub fn run_script(
     sql: &str,
     base_dir: &Path,
@@ -219,11 +335,24 @@ pub fn run_script(
     options: RunOptions,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
+    run_script_explaining(sql, base_dir, overrides, options, progress, &mut |_| {})
+}
+
+/// [`run_script`], handing the text of each `EXPLAIN` statement to
+/// `explained` when its turn comes.
+pub fn run_script_explaining(
+    sql: &str,
+    base_dir: &Path,
+    overrides: &[(String, String)],
+    options: RunOptions,
+    progress: &mut dyn FnMut(&str, u64),
+    explained: &mut dyn FnMut(&str),
+) -> Result<Vec<InsertOutcome>, RunError> {
     let script = parse_script(sql)?;
     let sources = ConnectorSources {
         base_dir: base_dir.to_path_buf(),
     };
-    run_parsed(
+    run_parsed_explaining(
         &script,
         &script.catalog,
         &sources,
@@ -231,6 +360,7 @@ pub fn run_script(
         overrides,
         options,
         progress,
+        explained,
     )
 }
 
@@ -244,64 +374,124 @@ pub fn run_parsed(
     options: RunOptions,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
+    run_parsed_explaining(
+        script,
+        catalog,
+        sources,
+        base_dir,
+        overrides,
+        options,
+        progress,
+        &mut |_| {},
+    )
+}
+
+/// [`run_parsed`], handing each `EXPLAIN` statement's text to `explained`.
+#[allow(clippy::too_many_arguments)]
+pub fn run_parsed_explaining(
+    script: &Script,
+    catalog: &dyn CatalogView,
+    sources: &dyn SourceProvider,
+    base_dir: &Path,
+    overrides: &[(String, String)],
+    options: RunOptions,
+    progress: &mut dyn FnMut(&str, u64),
+    explained: &mut dyn FnMut(&str),
+) -> Result<Vec<InsertOutcome>, RunError> {
     let mut outcomes = Vec::new();
     for (action, config) in configs_per_insert(script, overrides)? {
-        let plan = match action {
-            Action::Explain(_) => continue,
+        let plans = match action {
+            Action::Explain { details, target } => {
+                explained(&explain_target(&target, catalog, &config, details)?);
+                continue;
+            }
             Action::Compile {
                 path,
                 if_not_exists,
                 insert,
             } => {
-                let plan = plan_insert(&insert, catalog, &config)?;
+                let plan = plan_located(&insert, catalog, &config)?;
                 write_plan(&plan, &base_dir.join(path), if_not_exists)?;
                 continue;
             }
-            Action::Run(insert) => plan_insert(&insert, catalog, &config)?,
+            Action::Run(set) => set
+                .iter()
+                .map(|i| plan_located(i, catalog, &config))
+                .collect::<Result<Vec<_>, _>>()?,
             Action::Execute { path, if_exists } => {
                 let p = base_dir.join(path);
                 if if_exists && !p.exists() {
                     continue;
                 }
-                load_plan(&p)?
+                vec![load_plan(&p)?]
             }
         };
-        let backend = backend_for(&config)?;
-        let mut job = build_job(
-            &plan,
-            &config,
-            sources,
-            &backend,
-            options.keep_changelog,
-            options.materialize,
-        )?;
-        let sink = plan.sink.table.name.clone();
+        outcomes.extend(run_job(
+            plans, config, sources, base_dir, options, progress,
+        )?);
+    }
+    Ok(outcomes)
+}
+
+/// Runs the plans as one job (one sink each).
+fn run_job(
+    plans: Vec<PhysicalPlan>,
+    config: Config,
+    sources: &dyn SourceProvider,
+    base_dir: &Path,
+    options: RunOptions,
+    progress: &mut dyn FnMut(&str, u64),
+) -> Result<Vec<InsertOutcome>, RunError> {
+    let backend = backend_for(&config)?;
+    let (mut job, stages) = build_job(
+        &plans,
+        &config,
+        sources,
+        &backend,
+        options.keep_changelog,
+        options.materialize,
+    )?;
+    for (k, plan) in plans.iter().enumerate() {
         if let Some(path) = crate::physical::job::sink_file(&plan.sink.table) {
             // Insert-only (the planner refuses updates into a file sink).
+            let sink = &plan.sink.table.name;
             let file = datasets::resolve_path(base_dir, &path.to_string_lossy());
             let writer =
                 datasets::ResultCsvWriter::headless(&file, &plan.sink.table.schema.names())
                     .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
-            job.set_sink_writer(Box::new(writer));
+            job.set_sink_writer(k, Box::new(writer));
         }
-        let report = job.run(&mut |n| progress(&sink, n)).map_err(|e| match e {
-            operators::operator::OpError::Source(m) => RunError::Source(m),
-            e => RunError::Execution(e.to_string()),
-        })?;
-        job.finish_sink()
-            .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
-        let changelog = if options.keep_changelog {
-            job.sink().changelog().to_vec()
-        } else {
-            Vec::new()
-        };
-        outcomes.push(InsertOutcome {
-            sink,
-            plan,
-            config,
-            report,
-            changelog,
-        });
     }
-    Ok(outcomes)
+    let label = plans
+        .iter()
+        .map(|p| p.sink.table.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let report = job.run(&mut |n| progress(&label, n)).map_err(|e| match e {
+        operators::operator::OpError::Source(m) => RunError::Source(m),
+        e => RunError::Execution(e.to_string()),
+    })?;
+    for (k, plan) in plans.iter().enumerate() {
+        job.finish_sink(k)
+            .map_err(|e| RunError::Execution(format!("sink '{}': {e}", plan.sink.table.name)))?;
+    }
+    let report = Arc::new(report);
+    Ok(plans
+        .into_iter()
+        .zip(stages)
+        .enumerate()
+        .map(|(k, (plan, stages))| InsertOutcome {
+            sink: plan.sink.table.name.clone(),
+            changelog: if options.keep_changelog {
+                job.sink(k).changelog().to_vec()
+            } else {
+                Vec::new()
+            },
+            plan,
+            config: config.clone(),
+            report: report.clone(),
+            sink_index: k,
+            stages,
+        })
+        .collect())
 }

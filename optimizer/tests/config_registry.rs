@@ -30,6 +30,8 @@ fn every_default() {
     assert_eq!(c.split_bucket_num(), 1024);
     assert!(!c.multi_join_enabled());
     assert_eq!(c.delta_join_strategy(), DeltaJoinStrategy::Auto);
+    assert!(c.reuse_sub_plan_enabled());
+    assert!(c.reuse_source_enabled());
     assert!(c.delta_join_cache_enabled());
     assert_eq!(c.delta_join_left_cache_size(), 10000);
     assert_eq!(c.delta_join_right_cache_size(), 10000);
@@ -56,6 +58,8 @@ fn entries_list_every_key_in_canonical_text() {
         ("table.optimizer.distinct-agg.split.bucket-num", "1024"),
         ("table.optimizer.multi-join.enabled", "false"),
         ("table.optimizer.delta-join.strategy", "AUTO"),
+        ("table.optimizer.reuse-sub-plan-enabled", "true"),
+        ("table.optimizer.reuse-source-enabled", "true"),
         ("table.exec.delta-join.cache-enabled", "true"),
         ("table.exec.delta-join.left.cache-size", "10000"),
         ("table.exec.delta-join.right.cache-size", "10000"),
@@ -78,7 +82,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 19);
+    assert_eq!(keys.len(), 21);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(

@@ -284,13 +284,13 @@ fn check_script(
             expected.clear();
         }
         prop_assert!(
-            outcome.report.negative_rows.is_empty(),
+            outcome.sink_report().negative_rows.is_empty(),
             "{}: retractions of rows never emitted: {:?} ({overrides:?})",
             insert.sink,
-            outcome.report.negative_rows
+            outcome.sink_report().negative_rows
         );
         prop_assert_eq!(
-            outcome.report.result.as_ref().unwrap(),
+            outcome.sink_report().result.as_ref().unwrap(),
             &expected,
             "{} differs from the oracle with {:?}",
             insert.sink,

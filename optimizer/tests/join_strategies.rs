@@ -52,7 +52,10 @@ fn multi_join_keeps_only_the_inputs_of_the_ten_way_join() {
         "tenant_multijoin_10way.sql",
         &[("table.optimizer.multi-join.enabled", "true")],
     );
-    assert_eq!(binary[0].report.result, multi[0].report.result);
+    assert_eq!(
+        binary[0].sink_report().result,
+        multi[0].sink_report().result
+    );
     let (b_in, b_mid) = join_state(&binary[0]);
     let (m_in, m_mid) = join_state(&multi[0]);
     assert!(
@@ -84,7 +87,10 @@ fn multi_join_walks_many_rows_when_keys_are_not_selective() {
         "tenant_multijoin_selective.sql",
         &[("table.optimizer.multi-join.enabled", "true")],
     );
-    assert_eq!(binary[0].report.result, multi[0].report.result);
+    assert_eq!(
+        binary[0].sink_report().result,
+        multi[0].sink_report().result
+    );
     let visited = |o: &InsertOutcome| -> f64 {
         let v: u64 = o
             .report
@@ -139,7 +145,10 @@ fn run_sql(sql: &str, overrides: &[(&str, &str)]) -> Result<Vec<InsertOutcome>, 
 fn delta_join_keeps_no_join_state_and_reports_lookups() {
     let delta = run_sql(DELTA, &[("table.optimizer.delta-join.strategy", "FORCE")]).unwrap();
     let regular = run_sql(DELTA, &[("table.optimizer.delta-join.strategy", "NONE")]).unwrap();
-    assert_eq!(delta[0].report.result, regular[0].report.result);
+    assert_eq!(
+        delta[0].sink_report().result,
+        regular[0].sink_report().result
+    );
     let stage = delta[0]
         .report
         .stages

@@ -7,11 +7,14 @@
 
 use crate::numbers::{self, Unit};
 use operators::changelog::RowKind;
-use operators::exec::JobReport;
+use operators::exec::{JobReport, SinkReport};
 
 /// What one run of a script measured for one of its sinks.
 pub struct Sample<'a> {
+    /// The job's report (shared by the sinks of a statement set).
     pub report: &'a JobReport,
+    /// What this sink received.
+    pub sink: &'a SinkReport,
     /// `VmHWM` after the run, in KiB.
     pub peak_rss_kb: Option<u64>,
 }
@@ -71,7 +74,7 @@ fn ms(d: std::time::Duration) -> f64 {
 }
 
 fn kind(s: &Sample, k: RowKind) -> Option<f64> {
-    Some(s.report.sink_counts.get(k) as f64)
+    Some(s.sink.counts.get(k) as f64)
 }
 
 const fn m(
@@ -148,13 +151,13 @@ pub static METRICS: &[Metric] = &[
         Some(s.report.hotspot_factor())
     }),
     m("latency_p50_ms", "p50 latency", "ms", |s| {
-        Some(ms(s.report.latency.p50))
+        Some(ms(s.sink.latency.p50))
     }),
     m("latency_p99_ms", "p99 latency", "ms", |s| {
-        Some(ms(s.report.latency.p99))
+        Some(ms(s.sink.latency.p99))
     }),
     m("changelog_rows", "changelog rows", "rows", |s| {
-        Some(s.report.sink_counts.total() as f64)
+        Some(s.sink.counts.total() as f64)
     }),
     m("changelog_insert", "+I rows", "rows", |s| {
         kind(s, RowKind::Insert)

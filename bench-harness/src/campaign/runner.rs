@@ -372,6 +372,7 @@ fn result_row(
     row.extend(point.values.iter().cloned());
     let sample = Sample {
         report: &o.report,
+        sink: o.sink_report(),
         peak_rss_kb: rss,
     };
     row.extend(METRICS.iter().map(|m| csv_value(m.value(&sample))));

@@ -218,6 +218,7 @@ pub fn tune(args: &TuneArgs) -> Result<String, CampaignError> {
                 }
                 let sample = Sample {
                     report: &out.report,
+                    sink: out.sink_report(),
                     peak_rss_kb: None,
                 };
                 for (mi, m) in kept.iter().enumerate() {

@@ -1,7 +1,11 @@
-//! Instantiates a physical plan as an executable [`Job`].
+//! Instantiates physical plans as an executable [`Job`]: one plan per
+//! INSERT, one sink each; the plans of a statement set share what
+//! [`Reuse`] says they share (a table scanned by several of them is read
+//! once, an identical sub-plan runs once).
 
 use super::explain::describe;
 use super::plan::{NodeKind, PhysicalNode, PhysicalPlan};
+use super::reuse::Reuse;
 use super::rules::delta_join;
 use crate::config::{ClockKind, Config, StateBackendKind};
 use crate::error::{PlanError, Result};
@@ -10,7 +14,7 @@ use operators::agg::{GroupAggregateOperator, LocalAggregateOperator};
 use operators::calc::CalcOperator;
 use operators::changelog::Change;
 use operators::exec::job::JobOptions;
-use operators::exec::{ChangeSource, Exchange, Job, JobBuilder, Target};
+use operators::exec::{ChangeSource, Exchange, Job, JobBuilder, StageId, Target};
 use operators::expand::ExpandOperator;
 use operators::join::{
     DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec, JoinSpec, MiniBatchJoinOperator,
@@ -21,6 +25,7 @@ use operators::operator::Operator;
 use operators::sink::SinkCollector;
 use operators::sink_materializer::SinkUpsertMaterializer;
 use operators::state::{BackendKind, StateBackend};
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -118,44 +123,58 @@ pub fn backend_for(config: &Config) -> Result<StateBackend> {
         .map_err(|e| PlanError::plan(e.to_string()))
 }
 
-/// Builds the job. `keep_changelog` keeps every sink row in memory;
-/// `materialize` makes the sink keep the result table.
+/// Builds one job for `plans`, sink `k` for `plans[k]`. `keep_changelog`
+/// keeps every sink row in memory; `materialize` makes the sinks keep the
+/// result table. Also returns, per plan, the stage of each of its
+/// `root.stage_nodes()` (shared stages appear under every plan that uses
+/// them).
 pub fn build_job(
-    plan: &PhysicalPlan,
+    plans: &[PhysicalPlan],
     config: &Config,
     sources: &dyn SourceProvider,
     backend: &StateBackend,
     keep_changelog: bool,
     materialize: bool,
-) -> Result<Job> {
+) -> Result<(Job, Vec<Vec<StageId>>)> {
     let mut b = JobBuilder::new();
+    let reuse = Reuse::new(config);
     let mut ctx = BuildContext {
         sources,
         backend,
         config,
         counter: 0,
         store: None,
+        reuse,
+        shared: HashMap::new(),
+        split_reads: split_reads(plans, &reuse),
+        reads: HashMap::new(),
     };
-    let out = add_node(&plan.root, &mut ctx, &mut b)?;
-    connect(&mut b, out, Target::Sink, Exchange::Single);
-    let print = match plan.sink.table.options.get("connector").map(String::as_str) {
-        Some("print") => Some(
-            plan.sink
-                .table
-                .options
-                .get("print-identifier")
-                .map(|p| format!("{p}> "))
-                .unwrap_or_default(),
-        ),
-        _ => None,
-    };
-    // (A filesystem sink's writer is set by whoever resolves its path.)
-    let sink = SinkCollector::new(
-        plan.sink.encoding.clone(),
-        keep_changelog,
-        materialize,
-        print,
-    );
+    let mut stages = Vec::new();
+    for plan in plans {
+        let mut own = Vec::new();
+        let out = add_node(&plan.root, &mut ctx, &mut b, &mut own)?;
+        let print = match plan.sink.table.options.get("connector").map(String::as_str) {
+            Some("print") => Some(
+                plan.sink
+                    .table
+                    .options
+                    .get("print-identifier")
+                    .map(|p| format!("{p}> "))
+                    .unwrap_or_default(),
+            ),
+            _ => None,
+        };
+        // (A filesystem sink's writer is set by whoever resolves its path.)
+        let sink = SinkCollector::new(
+            plan.sink.encoding.clone(),
+            keep_changelog,
+            materialize,
+            print,
+        );
+        let id = b.add_sink(plan.sink.table.name.clone(), sink);
+        connect(&mut b, out, Target::Sink(id), Exchange::Single);
+        stages.push(own);
+    }
     let bundle_latency = (config.mini_batch_enabled() && config.clock() == ClockKind::Processing)
         .then(|| config.mini_batch_allow_latency());
     let options = JobOptions {
@@ -164,7 +183,31 @@ pub fn build_job(
         backend: backend.clone(),
         deterministic_clock: config.clock() == ClockKind::Deterministic,
     };
-    b.build(sink, options).map_err(PlanError::plan)
+    Ok((b.build(options).map_err(PlanError::plan)?, stages))
+}
+
+/// The reads scanned by differing sources (another filter or projection):
+/// read once, raw, each source's Calc a stage of its own. A read all of
+/// whose scans are alike keeps its Calc in the read.
+fn split_reads(plans: &[PhysicalPlan], reuse: &Reuse) -> HashSet<String> {
+    fn walk(n: &PhysicalNode, reuse: &Reuse, seen: &mut HashMap<String, HashSet<String>>) {
+        match &n.kind {
+            NodeKind::Source { .. } => {
+                if let Some(k) = reuse.scan_key(n) {
+                    seen.entry(k).or_default().insert(format!("{:?}", n.kind));
+                }
+            }
+            // Its inputs are read by the join alone.
+            NodeKind::DeltaJoin { .. } => {}
+            _ => n.inputs.iter().for_each(|c| walk(c, reuse, seen)),
+        }
+    }
+    let mut seen = HashMap::new();
+    plans.iter().for_each(|p| walk(&p.root, reuse, &mut seen));
+    seen.into_iter()
+        .filter(|(_, kinds)| kinds.len() > 1)
+        .map(|(k, _)| k)
+        .collect()
 }
 
 #[derive(Clone, Copy)]
@@ -186,14 +229,16 @@ fn one_input_stage(
     node: &PhysicalNode,
     ctx: &mut BuildContext<'_>,
     b: &mut JobBuilder,
+    stages: &mut Vec<StageId>,
     mut make: impl FnMut() -> operators::operator::OpResult<Box<dyn Operator>>,
 ) -> Result<Out> {
-    let up = add_node(&node.inputs[0], ctx, b)?;
+    let up = add_node(&node.inputs[0], ctx, b, stages)?;
     let subtasks = (0..node.parallelism)
         .map(|_| make())
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| PlanError::plan(e.to_string()))?;
     let s = b.add_stage(describe(node), subtasks);
+    stages.push(s);
     connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
     Ok(Out::Stage(s))
 }
@@ -207,9 +252,82 @@ struct BuildContext<'a> {
     counter: usize,
     /// The index-lookup store, created for the first delta join.
     store: Option<Arc<IndexLookupStore>>,
+    reuse: Reuse,
+    /// Sub-plans built so far: their output and stages, by reuse key.
+    shared: HashMap<String, (Out, Vec<StageId>)>,
+    /// Reads whose sources differ (see [`split_reads`]), and the source
+    /// each was given.
+    split_reads: HashSet<String>,
+    reads: HashMap<String, usize>,
 }
 
-fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder) -> Result<Out> {
+/// Adds `node`'s sub-plan (or finds the identical one already added),
+/// appending its stages to `stages` in `stage_nodes()` order.
+fn add_node(
+    node: &PhysicalNode,
+    ctx: &mut BuildContext<'_>,
+    b: &mut JobBuilder,
+    stages: &mut Vec<StageId>,
+) -> Result<Out> {
+    let Some(key) = ctx.reuse.sub_plan_key(node) else {
+        return add_new_node(node, ctx, b, stages);
+    };
+    if let Some((out, own)) = ctx.shared.get(&key) {
+        stages.extend(own);
+        return Ok(*out);
+    }
+    let from = stages.len();
+    let out = add_new_node(node, ctx, b, stages)?;
+    ctx.shared.insert(key, (out, stages[from..].to_vec()));
+    Ok(out)
+}
+
+/// A read shared with sources that filter or project differently: the
+/// raw read, and this source's Calc as a stage over it.
+fn split_read(
+    node: &PhysicalNode,
+    key: String,
+    ctx: &mut BuildContext<'_>,
+    b: &mut JobBuilder,
+) -> Result<Out> {
+    let NodeKind::Source {
+        table,
+        predicate,
+        projection,
+    } = &node.kind
+    else {
+        unreachable!("a source")
+    };
+    let source = match ctx.reads.get(&key) {
+        Some(&s) => s,
+        None => {
+            let s = b.add_source(ctx.sources.open(table)?);
+            ctx.reads.insert(key, s);
+            s
+        }
+    };
+    if predicate.is_none() && projection.is_none() {
+        return Ok(Out::Source(source));
+    }
+    let calc = CalcOperator::new(predicate.clone(), projection.clone());
+    let name = describe(node);
+    let name = name.rsplit(" -> ").next().unwrap_or(&name).to_string();
+    let s = b.add_stage(name, vec![Box::new(calc) as Box<dyn Operator>]);
+    connect(
+        b,
+        Out::Source(source),
+        Target::Stage(s, 0),
+        Exchange::Forward,
+    );
+    Ok(Out::Stage(s))
+}
+
+fn add_new_node(
+    node: &PhysicalNode,
+    ctx: &mut BuildContext<'_>,
+    b: &mut JobBuilder,
+    stages: &mut Vec<StageId>,
+) -> Result<Out> {
     ctx.counter += 1;
     let id = ctx.counter;
     let backend = ctx.backend;
@@ -220,6 +338,11 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
             predicate,
             projection,
         } => {
+            if let Some(key) = ctx.reuse.scan_key(node) {
+                if ctx.split_reads.contains(&key) {
+                    return split_read(node, key, ctx, b);
+                }
+            }
             let mut src = ctx.sources.open(table)?;
             if predicate.is_some() || projection.is_some() {
                 src = Box::new(CalcSource {
@@ -233,7 +356,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
         NodeKind::Calc {
             predicate,
             projection,
-        } => one_input_stage(node, ctx, b, || {
+        } => one_input_stage(node, ctx, b, stages, || {
             Ok(Box::new(CalcOperator::new(
                 predicate.clone(),
                 projection.clone(),
@@ -251,7 +374,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
         } => {
             let scope = format!("{id}-GroupAggregate");
             backend.set_ttl(&scope, "*", Duration::from_millis(ttl.ms));
-            one_input_stage(node, ctx, b, || {
+            one_input_stage(node, ctx, b, stages, || {
                 let o = GroupAggregateOperator::new(
                     backend,
                     &scope,
@@ -271,7 +394,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
         NodeKind::SinkMaterializer { primary_key, ttl } => {
             let scope = format!("{id}-SinkMaterializer");
             backend.set_ttl(&scope, "*", Duration::from_millis(ttl.ms));
-            one_input_stage(node, ctx, b, || {
+            one_input_stage(node, ctx, b, stages, || {
                 let arity = node.schema.len();
                 let o = SinkUpsertMaterializer::new(backend, &scope, primary_key.clone(), arity)?;
                 Ok(Box::new(o))
@@ -282,7 +405,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
             aggs,
             bundle_size,
             ..
-        } => one_input_stage(node, ctx, b, || {
+        } => one_input_stage(node, ctx, b, stages, || {
             let o = LocalAggregateOperator::new(group_by.clone(), aggs.clone(), *bundle_size)?;
             Ok(Box::new(o))
         }),
@@ -296,7 +419,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
         } => {
             let mut ups = Vec::new();
             for child in &node.inputs {
-                ups.push(add_node(child, ctx, b)?);
+                ups.push(add_node(child, ctx, b, stages)?);
             }
             let spec = MultiJoinSpec {
                 arities: node.inputs.iter().map(|c| c.schema.len()).collect(),
@@ -317,6 +440,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(err)?;
             let s = b.add_stage(describe(node), subtasks);
+            stages.push(s);
             for (i, up) in ups.into_iter().enumerate() {
                 connect(b, up, Target::Stage(s, i), node.input_exchange(i));
             }
@@ -387,11 +511,12 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(err)?;
             let s = b.add_stage(describe(node), subtasks);
+            stages.push(s);
             connect(b, ups[0], Target::Stage(s, 0), node.input_exchange(0));
             connect(b, ups[1], Target::Stage(s, 1), node.input_exchange(1));
             Ok(Out::Stage(s))
         }
-        NodeKind::Expand { projections } => one_input_stage(node, ctx, b, || {
+        NodeKind::Expand { projections } => one_input_stage(node, ctx, b, stages, || {
             Ok(Box::new(ExpandOperator::new(projections.clone())))
         }),
         NodeKind::Join {
@@ -405,8 +530,8 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
             ttl,
             ..
         } => {
-            let l = add_node(&node.inputs[0], ctx, b)?;
-            let r = add_node(&node.inputs[1], ctx, b)?;
+            let l = add_node(&node.inputs[0], ctx, b, stages)?;
+            let r = add_node(&node.inputs[1], ctx, b, stages)?;
             let spec = JoinSpec {
                 join_type: *join_type,
                 left_keys: left_keys.clone(),
@@ -430,6 +555,7 @@ fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder)
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(err)?;
             let s = b.add_stage(describe(node), subtasks);
+            stages.push(s);
             connect(b, l, Target::Stage(s, 0), node.input_exchange(0));
             connect(b, r, Target::Stage(s, 1), node.input_exchange(1));
             Ok(Out::Stage(s))

@@ -11,7 +11,8 @@ pub mod explain;
 pub mod job;
 pub mod plan;
 pub mod planner;
+pub mod reuse;
 pub mod rules;
 
 pub use plan::{PhysicalNode, PhysicalPlan, SinkPlan};
-pub use planner::plan_insert;
+pub use planner::{plan_insert, plan_query};

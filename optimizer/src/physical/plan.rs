@@ -8,6 +8,16 @@ use operators::expr::Expr;
 use operators::join::regular_join::JoinType;
 use operators::join::JoinStateLayout;
 
+/// Which half of a split distinct aggregate a node is (Flink's
+/// `partialFinalType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum PartialFinal {
+    /// Grouped by the key and the bucket of the distinct value.
+    Partial,
+    /// Merges the buckets of each key.
+    Final,
+}
+
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum NodeKind {
     /// Reads a table; a Calc directly above it is fused into the read.
@@ -33,6 +43,9 @@ pub enum NodeKind {
         global: bool,
         /// The strategy and why, for EXPLAIN.
         strategy: String,
+        /// Set on the two aggregates of a split distinct aggregate.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partial_final: Option<PartialFinal>,
         /// Idle state retention of all its state (in a compiled plan: the
         /// node's `state` entries).
         #[serde(skip, default)]
@@ -44,6 +57,9 @@ pub enum NodeKind {
         aggs: Vec<AggSpec>,
         agg_names: Vec<String>,
         bundle_size: usize,
+        /// Set on the local halves of a split distinct aggregate.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partial_final: Option<PartialFinal>,
     },
     /// Emits each input row several times, once per projection (the
     /// split-distinct rewrite with several distinct columns).

@@ -108,6 +108,19 @@ pub fn plan_insert(
     })
 }
 
+/// Plans a query without a sink (`EXPLAIN SELECT`): its result as a
+/// stream with update-before rows, as a retract sink would take it.
+pub fn plan_query(
+    query: &LogicalPlan,
+    catalog: &dyn CatalogView,
+    config: &Config,
+) -> Result<PhysicalNode> {
+    config.validate()?;
+    let mut root = plan_node(query, catalog, config)?;
+    assign_update_before(&mut root, true);
+    Ok(root)
+}
+
 /// Whether the changes of each value of `node`'s unique key leave it in
 /// the order they happened (Flink calls such a key an upsert key). A
 /// source's and an aggregate's do. A join's do when its unique key holds
@@ -508,6 +521,7 @@ pub(crate) fn aggregate(
                 aggs: specs.clone(),
                 agg_names: names.clone(),
                 bundle_size: mini_batch,
+                partial_final: None,
             },
             changelog: ChangelogMode::INSERT_ONLY,
             unique_key: None,
@@ -529,6 +543,7 @@ pub(crate) fn aggregate(
             mini_batch: strategy.mini_batch,
             global: strategy.two_phase,
             strategy: strategy.reason,
+            partial_final: None,
             ttl,
         },
         inputs: vec![input],

@@ -24,7 +24,7 @@
 //! `i`-th distinct column and feeds only the calls on that column, and copy
 //! 0 also feeds the non-distinct calls, so nothing is counted twice.
 
-use super::super::plan::{NodeKind, PhysicalNode};
+use super::super::plan::{NodeKind, PartialFinal, PhysicalNode};
 use super::super::planner::{aggregate, calc_over};
 use super::state_ttl::StateTtl;
 use crate::config::Config;
@@ -66,6 +66,24 @@ enum Final {
         count: usize,
         double: bool,
     },
+}
+
+/// Marks an aggregate (both halves, if local-global) as one half of the
+/// split.
+fn mark(node: &mut PhysicalNode, half: PartialFinal) {
+    if let NodeKind::GroupAggregate {
+        partial_final,
+        global,
+        ..
+    } = &mut node.kind
+    {
+        *partial_final = Some(half);
+        if *global {
+            if let NodeKind::LocalGroupAggregate { partial_final, .. } = &mut node.inputs[0].kind {
+                *partial_final = Some(half);
+            }
+        }
+    }
 }
 
 pub fn rewrite(
@@ -112,13 +130,14 @@ pub fn rewrite(
     // 1. Bucket column (and, for several distinct columns, Expand with one
     //    filter column per call).
     let mut bucketed_fields = child.schema.fields.clone();
-    bucketed_fields.push(field("$bucket".into(), DataType::Int));
+    // Flink's names for generated columns: `$f` and the position.
+    bucketed_fields.push(field(format!("$f{width}"), DataType::Int));
     let expand = distinct_cols.len() > 1;
     let bucket_col = width;
     let mut filter_cols: Vec<Option<usize>> = aggs.iter().map(|a| a.filter).collect();
     let bucketed = if expand {
         for (j, _) in aggs.iter().enumerate() {
-            bucketed_fields.push(field(format!("$f{j}"), DataType::Boolean));
+            bucketed_fields.push(field(format!("$f{}", width + 1 + j), DataType::Boolean));
             filter_cols[j] = Some(width + 1 + j);
         }
         let projections = distinct_cols
@@ -217,10 +236,26 @@ pub fn rewrite(
         .iter()
         .map(|&i| bucketed_schema.fields[i].clone())
         .collect();
+    // Flink names the inner outputs `$f<position>`, `_0` added on a clash.
+    let inner_names: Vec<String> = inner_names
+        .iter()
+        .enumerate()
+        .map(|(j, _)| {
+            let base = format!("$f{}", inner_group.len() + j);
+            let taken = |n: &str| inner_fields.iter().any(|f| f.name == n);
+            if !taken(&base) {
+                return base;
+            }
+            (0..)
+                .map(|k| format!("{base}_{k}"))
+                .find(|n| !taken(n))
+                .expect("a free name")
+        })
+        .collect();
     for (spec, n) in inner.iter().zip(&inner_names) {
         inner_fields.push(field(n.clone(), spec.result_type));
     }
-    let inner_node = aggregate(
+    let mut inner_node = aggregate(
         bucketed,
         inner_group,
         inner,
@@ -231,6 +266,7 @@ pub fn rewrite(
         config,
         ttl.clone(),
     );
+    mark(&mut inner_node, PartialFinal::Partial);
 
     // 3. Outer aggregate by the group key over the inner outputs.
     let mut outer: Vec<AggSpec> = Vec::new();
@@ -273,7 +309,7 @@ pub fn rewrite(
     for (spec, n) in outer.iter().zip(&outer_names) {
         outer_fields.push(field(n.clone(), spec.result_type));
     }
-    let outer_node = aggregate(
+    let mut outer_node = aggregate(
         inner_node,
         (0..g).collect(),
         outer,
@@ -284,6 +320,7 @@ pub fn rewrite(
         config,
         ttl,
     );
+    mark(&mut outer_node, PartialFinal::Final);
 
     // 4. The original output: AVG divided, everything else as is.
     if finals.iter().all(|f| matches!(f, Final::Direct(_))) {
