@@ -147,6 +147,9 @@ enum Command {
         script: PathBuf,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Configuration for Flink only (a key the lab does not model).
+        #[arg(long = "flink-set", value_name = "KEY=VALUE")]
+        flink_set: Vec<String>,
         /// A script parameter: replaces `${name}`.
         #[arg(long = "param", value_name = "NAME=VALUE")]
         params: Vec<String>,
@@ -383,16 +386,19 @@ fn main() -> ExitCode {
         Command::Compare {
             script,
             set,
+            flink_set,
             params,
             flink_rest,
             json,
             quiet,
         } => (|| {
             let sets = parse_sets(set)?;
+            let flink_sets = parse_sets(flink_set)?;
             let params = parse_sets(params)?;
             let equal = flink::compare::compare(&flink::compare::CompareArgs {
                 script,
                 sets: &sets,
+                flink_sets: &flink_sets,
                 params: &params,
                 rest: flink_rest.as_deref(),
                 json: json.as_deref(),

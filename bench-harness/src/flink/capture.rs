@@ -30,12 +30,21 @@ pub struct Captured {
     pub changelog: Vec<Change>,
 }
 
-/// Collects the lines of `sink` from TaskManager outputs.
-pub fn collect(outputs: &[String], sink: &SinkSpec) -> Result<Captured, FlinkError> {
+/// Whether `line` is a capture line of the run `run_id`.
+pub fn is_run_line(line: &str, run_id: &str) -> bool {
+    let rest = line
+        .strip_prefix("LABROW\t")
+        .or_else(|| line.strip_prefix("LABCOUNTS\t"));
+    rest.and_then(|r| r.strip_prefix(run_id))
+        .is_some_and(|r| r.starts_with('/'))
+}
+
+/// Collects the lines of `sink` from TaskManager output lines.
+pub fn collect(lines: &[String], sink: &SinkSpec) -> Result<Captured, FlinkError> {
     let mut rows: BTreeMap<u32, Vec<Change>> = BTreeMap::new();
     let mut counts: BTreeMap<u32, KindCounts> = BTreeMap::new();
-    for out in outputs {
-        for line in out.lines() {
+    {
+        for line in lines {
             let mut f = line.splitn(5, '\t');
             let tag = f.next().unwrap_or("");
             if tag != "LABROW" && tag != "LABCOUNTS" {
@@ -157,7 +166,12 @@ mod tests {
         let tm2 = "LABROW\tr1/s\t0\t+I\t[\"a\\tb\",null,\"NaN\"]\n\
                    LABROW\tr1/s\t0\t-U\t[\"a\\tb\",null,\"NaN\"]\n\
                    LABCOUNTS\tr1/s\t0\t1\t1\t0\t0\n";
-        let c = collect(&[tm1.to_string(), tm2.to_string()], &sink()).unwrap();
+        let lines: Vec<String> = tm1.lines().chain(tm2.lines()).map(str::to_string).collect();
+        assert!(is_run_line(&lines[0], "r1"));
+        assert!(!is_run_line(&lines[1], "r1"));
+        assert!(!is_run_line(&lines[2], "r1"));
+        assert!(!is_run_line(&lines[0], "r"));
+        let c = collect(&lines, &sink()).unwrap();
         assert_eq!(c.counts, KindCounts([2, 1, 0, 0]));
         assert_eq!(c.subtasks, 2);
         assert_eq!(c.changelog.len(), 3);
@@ -172,13 +186,16 @@ mod tests {
 
     #[test]
     fn counts_mode_and_bad_lines() {
-        let c = collect(&["LABCOUNTS\tr1/s\t0\t5\t0\t3\t1\n".to_string()], &sink()).unwrap();
+        let c = collect(&["LABCOUNTS\tr1/s\t0\t5\t0\t3\t1".to_string()], &sink()).unwrap();
         assert_eq!(c.counts.total(), 9);
         assert!(c.changelog.is_empty());
-        let e = collect(&["LABROW\tr1/s\t0\t+I\t[1,2,3]\n".to_string()], &sink()).unwrap_err();
+        let e = collect(&["LABROW\tr1/s\t0\t+I\t[1,2,3]".to_string()], &sink()).unwrap_err();
         assert!(e.message.contains("is not a STRING"), "{}", e.message);
         let e = collect(
-            &["LABROW\tr1/s\t0\t+I\t[\"a\",1,1.0]\nLABCOUNTS\tr1/s\t0\t2\t0\t0\t0\n".to_string()],
+            &[
+                "LABROW\tr1/s\t0\t+I\t[\"a\",1,1.0]".to_string(),
+                "LABCOUNTS\tr1/s\t0\t2\t0\t0\t0".to_string(),
+            ],
             &sink(),
         )
         .unwrap_err();

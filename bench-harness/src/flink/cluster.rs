@@ -448,10 +448,12 @@ pub fn status(dir: &Path, rest_address: Option<&str>) -> Result<String, FlinkErr
             a.to_string()
         }
         (None, Some(i)) => i.rest.clone(),
-        (None, None) => return Err(FlinkError::execution(format!(
+        (None, None) => {
+            return Err(FlinkError::execution(format!(
             "no local cluster is recorded in {}: `lab flink start`, or give --flink-rest HOST:PORT",
             dir.display()
-        ))),
+        )))
+        }
     };
     let rest = Rest::new(&address);
     let ov = rest.overview()?;

@@ -4,7 +4,9 @@
 //! Per sink: whether the final results are equal (as multisets of rows; the
 //! first rows only one engine has when not), changelog rows by kind, input
 //! rows, wall time and throughput, and state (the lab's; Flink's is not
-//! reported, see [`super::run`]). The comparison is also written as JSON
+//! reported, see [`super::run`]). `--flink-set` gives Flink keys the lab
+//! does not model (e.g. Flink 2.3's `table.exec.sink.require-on-conflict`).
+//! The comparison is also written as JSON
 //! with `--json FILE`. Exit code 1 when any sink's results differ.
 
 use super::run::{run_on_flink, FlinkOutcome, FlinkRun};
@@ -20,6 +22,8 @@ use std::path::Path;
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct SinkComparison {
     pub sink: String,
+    /// An upsert sink (a primary key): no `-U` reaches it.
+    pub keyed: bool,
     pub results_equal: bool,
     pub lab_result_rows: usize,
     pub flink_result_rows: usize,
@@ -43,6 +47,8 @@ pub struct SinkComparison {
 pub struct CompareArgs<'a> {
     pub script: &'a Path,
     pub sets: &'a [(String, String)],
+    /// Configuration for Flink only (keys the lab does not model).
+    pub flink_sets: &'a [(String, String)],
     pub params: &'a [(String, String)],
     pub rest: Option<&'a str>,
     pub json: Option<&'a Path>,
@@ -67,10 +73,11 @@ pub fn compare(a: &CompareArgs) -> Result<bool, FlinkError> {
         code: e.exit_code() as u8,
         message: e.to_string(),
     })?;
+    let flink_sets: Vec<(String, String)> = a.sets.iter().chain(a.flink_sets).cloned().collect();
     let flink = run_on_flink(&FlinkRun {
         script: a.script,
         sql: &sql,
-        sets: a.sets,
+        sets: &flink_sets,
         params: &[],
         rest: a.rest,
         rows: true,
@@ -158,6 +165,7 @@ fn compare_sink(l: &InsertOutcome, f: &FlinkOutcome) -> SinkComparison {
     };
     SinkComparison {
         sink: l.sink.clone(),
+        keyed: f.sink.key.is_some(),
         results_equal: only_lab.is_empty() && only_flink.is_empty(),
         lab_result_rows: lab_rows.len(),
         flink_result_rows: flink_rows.len(),

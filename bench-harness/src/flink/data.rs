@@ -133,7 +133,10 @@ pub fn materialize(
         .map_err(|e| FlinkError::execution(format!("cannot create {}: {e}", data_dir.display())))?;
     let names = table.schema.names();
     let types = table.schema.types();
-    let mut source = datasets::open_source(&table.name, &table.options, &names, &types, base_dir)
+    // The lab's `index.*` options describe the table in its index-lookup
+    // store (delta join), not its rows.
+    let options = optimizer::physical::job::connector_options(table);
+    let mut source = datasets::open_source(&table.name, &options, &names, &types, base_dir)
         .map_err(|e| FlinkError::input(e.to_string()))?;
     let tmp = path.with_extension(format!("{ext}.{}.tmp", std::process::id()));
     let file = std::fs::File::create(&tmp)

@@ -96,9 +96,35 @@ impl Rest {
             .unwrap_or_default())
     }
 
-    /// A TaskManager's standard output (`/taskmanagers/<id>/stdout`).
-    pub fn taskmanager_stdout(&self, id: &str) -> Result<String, FlinkError> {
-        self.get_text(&format!("/taskmanagers/{}/stdout", encode(id)))
+    /// The lines of a TaskManager's standard output
+    /// (`/taskmanagers/<id>/stdout`) that `keep` accepts, read as a stream
+    /// (the file holds every job's output since the TaskManager started).
+    pub fn taskmanager_stdout_lines(
+        &self,
+        id: &str,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<String>, FlinkError> {
+        use std::io::BufRead;
+        let path = format!("/taskmanagers/{}/stdout", encode(id));
+        let resp = self.agent.get(&self.url(&path)).call().map_err(|e| {
+            FlinkError::execution(format!(
+                "Flink REST API at {}: GET {path}: {e}",
+                self.address
+            ))
+        })?;
+        let mut out = Vec::new();
+        for line in std::io::BufReader::with_capacity(1 << 16, resp.into_reader()).lines() {
+            let line = line.map_err(|e| {
+                FlinkError::execution(format!(
+                    "Flink REST API at {}: GET {path}: {e}",
+                    self.address
+                ))
+            })?;
+            if keep(&line) {
+                out.push(line);
+            }
+        }
+        Ok(out)
     }
 
     /// `/jobs/<id>`: state, times and per-vertex I/O metrics.

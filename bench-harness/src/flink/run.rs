@@ -173,11 +173,10 @@ pub fn run_on_flink(r: &FlinkRun) -> Result<FlinkRunReport, FlinkError> {
     bar.finish_and_clear();
     let jobs = jobs?;
 
-    let outputs: Vec<String> = rest
-        .taskmanager_ids()?
-        .iter()
-        .map(|tm| rest.taskmanager_stdout(tm))
-        .collect::<Result<_, _>>()?;
+    let mut lines: Vec<String> = Vec::new();
+    for tm in rest.taskmanager_ids()? {
+        lines.extend(rest.taskmanager_stdout_lines(&tm, &|l| capture::is_run_line(l, &id))?);
+    }
     let mut outcomes = Vec::new();
     for job in &jobs {
         let sink = rewritten
@@ -188,7 +187,7 @@ pub fn run_on_flink(r: &FlinkRun) -> Result<FlinkRunReport, FlinkError> {
             .ok_or_else(|| {
                 FlinkError::execution(format!("no sink '{}' was rewritten", job.sink))
             })?;
-        let captured = capture::collect(&outputs, &sink)?;
+        let captured = capture::collect(&lines, &sink)?;
         if captured.subtasks == 0 {
             return Err(FlinkError::execution(format!(
                 "job {} (INSERT INTO {}) finished but no capture output reached the \
