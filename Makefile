@@ -5,7 +5,7 @@
 CARGO ?= cargo
 LAB = $(CARGO) run --release --quiet -p bench-harness --bin lab --
 
-.PHONY: demo test setup build lint
+.PHONY: demo test setup build lint flink
 
 setup:
 	@bash scripts/setup.sh
@@ -16,7 +16,12 @@ build: setup
 demo: setup
 	@bash scripts/demo.sh
 
-test: setup
+# Flink, the second engine: .flink/venv with the pinned apache-flink and the
+# lab's capture sink (reused when present; the Flink test also runs it).
+flink: setup
+	$(LAB) flink install
+
+test: setup flink
 	$(CARGO) test --release --workspace
 
 lint: setup

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the build needs and a fresh machine of this kind lacks:
-# libclang, which the `rocksdb` crate's bindings generator loads.
-# Safe to run again: it does nothing when libclang is already there.
+# libclang, which the `rocksdb` crate's bindings generator loads, and a
+# JDK 17 (java, javac, jar), which Flink and the lab's capture sink need
+# (`lab flink install` then makes the project's PyFlink virtualenv).
+# Safe to run again: it does nothing when both are already there.
 set -euo pipefail
 
 have_libclang() {
@@ -23,6 +25,25 @@ if ! have_libclang; then
   fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libclang-dev >/dev/null
+fi
+
+have_jdk() {
+  command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1 &&
+    java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])'
+}
+
+if ! have_jdk; then
+  echo "setup: installing openjdk-17-jdk-headless (Flink, the second engine, runs on it)" >&2
+  if [ "$(id -u)" -eq 0 ]; then
+    SUDO=""
+  elif command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+  else
+    echo "setup: a JDK 17+ is missing and this user cannot install packages; install openjdk-17-jdk-headless" >&2
+    exit 2
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -466,3 +466,21 @@ fn nothing_listening_at_the_rest_address_is_an_error_naming_it() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("'nohost': expected HOST:PORT"));
 }
+
+#[test]
+fn install_without_java_on_path_says_so() {
+    let home = tempfile::tempdir().unwrap();
+    let o = lab()
+        .args(["flink", "install"])
+        .env("PATH", home.path())
+        .env("JOINLAB_FLINK_DIR", home.path().join("flink"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        err.contains("Java 17+ is needed") && err.contains("no `java` on PATH"),
+        "{err}"
+    );
+    assert!(!home.path().join("flink/venv").exists());
+}
