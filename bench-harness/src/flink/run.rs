@@ -9,7 +9,8 @@
 //! per *vertex* (a chain of operators Flink runs as one task) records in
 //! and out and busy, backpressured and idle time summed over its subtasks,
 //! and the TaskManagers its subtasks ran on. State size is not reported:
-//! Flink exposes it only while a job runs (RocksDB's native metrics) or in
+//! Flink exposes it only while a job runs (RocksDB's native metrics, which
+//! count flushed data and which the REST API samples every 10 s) or in
 //! completed checkpoints, and these bounded jobs end first.
 
 use super::capture::{self, Captured};
