@@ -115,6 +115,7 @@ pub fn run_on_flink(r: &FlinkRun) -> Result<FlinkRunReport, FlinkError> {
     let overview = rest.overview()?;
     let marker = install::require(&home)?;
     let id = run_id();
+    prune_runs(&home.runs_dir(), 20);
     let run_dir = home.runs_dir().join(&id);
     std::fs::create_dir_all(&run_dir)
         .map_err(|e| FlinkError::execution(format!("cannot create {}: {e}", run_dir.display())))?;
@@ -209,6 +210,25 @@ pub fn run_on_flink(r: &FlinkRun) -> Result<FlinkRunReport, FlinkError> {
         dropped_keys: rewritten.dropped_keys,
         explains,
     })
+}
+
+/// Keeps the newest `keep` run folders (their names start with the time).
+fn prune_runs(dir: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut runs: Vec<(u128, PathBuf)> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?;
+            Some((name.split('-').next()?.parse().ok()?, p.clone()))
+        })
+        .collect();
+    runs.sort();
+    let n = runs.len().saturating_sub(keep);
+    for (_, p) in runs.into_iter().take(n) {
+        let _ = std::fs::remove_dir_all(p);
+    }
 }
 
 fn absolute(p: &Path) -> PathBuf {
@@ -400,4 +420,25 @@ pub fn print_report(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn old_runs_are_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        for t in [5, 1, 3, 4, 2] {
+            std::fs::create_dir_all(dir.path().join(format!("{t}-99"))).unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("other")).unwrap();
+        prune_runs(dir.path(), 2);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, vec!["4-99", "5-99", "other"]);
+    }
 }
