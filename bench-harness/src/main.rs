@@ -11,10 +11,15 @@
 //! - `lab tune SCRIPT.sql --try key=v1,v2 [--try ...] [--repeats N]`:
 //!   compares configurations of one script
 //!
+//! - `lab run SCRIPT.sql --engine flink [--flink-rest HOST:PORT]`, `lab
+//!   compare SCRIPT.sql`, `lab export SCRIPT.sql -o DIR`, `lab flink
+//!   install|start|status|stop`: Flink as a second engine (see `flink/`)
+//!
 //! Bad input (SQL, configuration, files, CSV rows) exits with code 2 and a
 //! message that says what and where; an execution failure exits with 1.
 
 mod campaign;
+mod flink;
 mod numbers;
 mod plot;
 mod stats;
@@ -100,6 +105,12 @@ enum Command {
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
+        /// The engine: the lab's own, or a Flink cluster.
+        #[arg(long, value_enum, default_value_t = flink::Engine::Lab)]
+        engine: flink::Engine,
+        /// The Flink cluster's REST address (default: `lab flink start`'s).
+        #[arg(long, value_name = "HOST:PORT")]
+        flink_rest: Option<String>,
     },
     /// Prints the plan of every statement as Flink's EXPLAIN CHANGELOG_MODE does.
     #[command(after_help = "Examples:\n  \
@@ -190,6 +201,45 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// A local Flink: install, start, status, stop.
+    Flink {
+        #[command(subcommand)]
+        command: flink::FlinkCommand,
+    },
+    /// Runs a script on the lab and on Flink and compares results, changelogs,
+    /// times and state per sink (exit code 1 when results differ).
+    Compare {
+        script: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Configuration for Flink only (a key the lab does not model).
+        #[arg(long = "flink-set", value_name = "KEY=VALUE")]
+        flink_set: Vec<String>,
+        /// A script parameter: replaces `${name}`.
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// The Flink cluster's REST address (default: `lab flink start`'s).
+        #[arg(long, value_name = "HOST:PORT")]
+        flink_rest: Option<String>,
+        /// Also writes the comparison as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Writes a bundle that runs the script on any Flink 2.x cluster: the
+    /// rewritten script, the materialised data and run.sh.
+    Export {
+        script: PathBuf,
+        /// The bundle's folder (must not exist).
+        #[arg(short, long, value_name = "DIR")]
+        output: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// A script parameter: replaces `${name}`.
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+    },
 }
 
 /// An error with the exit code it maps to.
@@ -209,6 +259,15 @@ impl Failure {
 
 impl From<campaign::CampaignError> for Failure {
     fn from(e: campaign::CampaignError) -> Failure {
+        Failure {
+            code: e.code,
+            message: e.message,
+        }
+    }
+}
+
+impl From<flink::FlinkError> for Failure {
+    fn from(e: flink::FlinkError) -> Failure {
         Failure {
             code: e.code,
             message: e.message,
@@ -358,14 +417,87 @@ fn main() -> ExitCode {
             changelog,
             result,
             quiet,
-        } => run(
+            engine,
+            flink_rest,
+        } => match engine {
+            flink::Engine::Lab => run(
+                script,
+                set,
+                param,
+                changelog.as_deref(),
+                result.as_deref(),
+                *quiet,
+            ),
+            flink::Engine::Flink => (|| {
+                let sets = parse_sets(set)?;
+                let sql = read_template(script, param)?;
+                let report = flink::run::run_on_flink(&flink::run::FlinkRun {
+                    script,
+                    sql: &sql,
+                    sets: &sets,
+                    params: &[],
+                    rest: flink_rest.as_deref(),
+                    rows: changelog.is_some() || result.is_some(),
+                    quiet: *quiet,
+                })?;
+                flink::run::print_report(
+                    script,
+                    &report,
+                    changelog.as_deref(),
+                    result.as_deref(),
+                    &output_path,
+                )?;
+                Ok(())
+            })(),
+        },
+        Command::Flink { command } => flink::dispatch(command).map_err(Failure::from),
+        Command::Compare {
             script,
             set,
-            param,
-            changelog.as_deref(),
-            result.as_deref(),
-            *quiet,
-        ),
+            flink_set,
+            params,
+            flink_rest,
+            json,
+            quiet,
+        } => (|| {
+            let sets = parse_sets(set)?;
+            let flink_sets = parse_sets(flink_set)?;
+            let params = template::parse_params(params).map_err(Failure::input)?;
+            let equal = flink::compare::compare(&flink::compare::CompareArgs {
+                script,
+                sets: &sets,
+                flink_sets: &flink_sets,
+                params: &params,
+                rest: flink_rest.as_deref(),
+                json: json.as_deref(),
+                quiet: *quiet,
+            })?;
+            if equal {
+                Ok(())
+            } else {
+                Err(Failure {
+                    code: 1,
+                    message: "the results differ".to_string(),
+                })
+            }
+        })(),
+        Command::Export {
+            script,
+            output,
+            set,
+            params,
+        } => (|| {
+            let sets = parse_sets(set)?;
+            let params = template::parse_params(params).map_err(Failure::input)?;
+            let msg = flink::export::export(&flink::export::ExportArgs {
+                script,
+                out: output,
+                sets: &sets,
+                params: &params,
+            })?;
+            println!("{msg}");
+            Ok(())
+        })(),
         Command::Explain { script, set, param } => (|| {
             let overrides = parse_sets(set)?;
             let sql = read_template(script, param)?;
