@@ -169,7 +169,7 @@ pub fn render(o: &InsertOutcome) -> String {
 /// by a binary chain, not by MultiJoin), recomputation cost, and delta join
 /// lookups.
 fn join_summary(o: &InsertOutcome, s: &mut String) {
-    use optimizer::physical::plan::NodeKind;
+    use optimizer::physical::node::JoinRole;
     let nodes = o.plan.root.stage_nodes();
     if nodes.len() != o.stages.len() {
         return;
@@ -177,8 +177,8 @@ fn join_summary(o: &InsertOutcome, s: &mut String) {
     let (mut input_bytes, mut intermediate_bytes, mut joins) = (0i64, 0i64, 0);
     // Operators are numbered by their stage in the job (as in the list below).
     for (&i, (node, stage)) in o.stages.iter().zip(nodes.iter().zip(o.plan_stages())) {
-        match &node.kind {
-            NodeKind::Join { .. } | NodeKind::MultiJoin { .. } => {
+        match node.spec().join_role() {
+            Some(JoinRole::KeepsInputs) => {
                 joins += 1;
                 for (i, state) in stage.states.iter().enumerate() {
                     let intermediate = node.inputs.get(i).is_some_and(|n| n.is_join_result());
@@ -199,7 +199,7 @@ fn join_summary(o: &InsertOutcome, s: &mut String) {
                     );
                 }
             }
-            NodeKind::DeltaJoin { .. } => {
+            Some(JoinRole::LooksUp) => {
                 let rate = |side: &str| {
                     let h = stage.counter(&format!("{side}_cache_hits"));
                     let m = stage.counter(&format!("{side}_cache_misses"))
@@ -221,7 +221,7 @@ fn join_summary(o: &InsertOutcome, s: &mut String) {
                     count(stage.state_entries() as f64)
                 );
             }
-            _ => {}
+            None => {}
         }
     }
     if joins > 0 {

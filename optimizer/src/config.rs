@@ -8,28 +8,9 @@
 //! order. Values are stored in canonical form: enums in their canonical
 //! spelling, durations in milliseconds (`5000 ms`).
 //!
-//! | key | type | default |
-//! |---|---|---|
-//! | `table.exec.mini-batch.enabled` | Boolean | `false` |
-//! | `table.exec.mini-batch.allow-latency` | Duration | `0 ms` |
-//! | `table.exec.mini-batch.size` | Long | `-1` |
-//! | `table.optimizer.agg-phase-strategy` | Enum | `AUTO` |
-//! | `table.optimizer.distinct-agg.split.enabled` | Boolean | `false` |
-//! | `table.optimizer.distinct-agg.split.bucket-num` | Integer (>= 1) | `1024` |
-//! | `table.optimizer.multi-join.enabled` | Boolean | `false` |
-//! | `table.optimizer.delta-join.strategy` | Enum | `AUTO` |
-//! | `table.optimizer.reuse-sub-plan-enabled` | Boolean | `true` |
-//! | `table.optimizer.reuse-source-enabled` | Boolean | `true` |
-//! | `table.exec.delta-join.cache-enabled` | Boolean | `true` |
-//! | `table.exec.delta-join.left.cache-size` | Long (>= 1) | `10000` |
-//! | `table.exec.delta-join.right.cache-size` | Long (>= 1) | `10000` |
-//! | `table.exec.state.ttl` | Duration | `0 ms` |
-//! | `table.exec.sink.upsert-materialize` | Enum | `AUTO` |
-//! | `parallelism.default` | Integer (>= 1) | `1` |
-//! | `state.backend.type` | Enum | `hashmap` |
-//! | `lab.source.batch-size` | Integer (>= 1) | `1024` |
-//! | `lab.state.dir` | String | empty (system temp dir) |
-//! | `lab.clock` | Enum | `processing` |
+//! Every key, with its type, default and description, is in [`KEYS`] (and
+//! `lab help`/README's table are made from it): add a key there, with a
+//! constant for its name and a typed getter below.
 
 use crate::error::PlanError;
 use std::fmt;
@@ -57,6 +38,7 @@ pub const LAB_SOURCE_BATCH_SIZE: &str = "lab.source.batch-size";
 pub const LAB_STATE_DIR: &str = "lab.state.dir";
 pub const LAB_CLOCK: &str = "lab.clock";
 pub const LAB_DELTA_JOIN_READ_AHEAD: &str = "lab.delta-join.source-read-ahead";
+pub const LAB_OPTIMIZER_DISABLED_RULES: &str = "lab.optimizer.disabled-rules";
 
 /// The type of a key's value and the values it accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -270,6 +252,14 @@ static KEYS: &[KeyInfo] = &[
          of the join (as a Fluss table is written ahead of its readers); 0 \
          means no lookup ever sees a row the join has not processed.",
     ),
+    key(
+        LAB_OPTIMIZER_DISABLED_RULES,
+        ValueType::String,
+        "",
+        "Optimizer rules to skip, comma-separated (e.g. multi_join, delta_join), \
+         to see a plan without them; the rules and their order are in \
+         optimizer/src/physical/rules/mod.rs.",
+    ),
 ];
 
 /// Every configuration key with its type, default and description.
@@ -280,6 +270,14 @@ pub fn keys() -> &'static [KeyInfo] {
 /// The key named `name` exactly.
 pub fn key_info(name: &str) -> Option<&'static KeyInfo> {
     KEYS.iter().find(|k| k.name == name)
+}
+
+/// Mini-batch mode: bundles of at most `size` rows, closed at the latest
+/// `allow_latency` after the last close.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MiniBatch {
+    pub size: usize,
+    pub allow_latency: Duration,
 }
 
 /// `table.optimizer.agg-phase-strategy`.
@@ -574,6 +572,16 @@ impl Config {
         self.int(MINI_BATCH_SIZE)
     }
 
+    /// The mini-batch settings when `table.exec.mini-batch.enabled`: the
+    /// one place the bundle size is read as a size.
+    pub fn mini_batch(&self) -> Option<MiniBatch> {
+        self.mini_batch_enabled().then(|| MiniBatch {
+            // At least 1: `validate` refuses <= 0 when mini-batch is on.
+            size: self.mini_batch_size().max(1) as usize,
+            allow_latency: self.mini_batch_allow_latency(),
+        })
+    }
+
     /// `table.optimizer.agg-phase-strategy`
     pub fn agg_phase_strategy(&self) -> AggPhaseStrategy {
         match self.enumeration(AGG_PHASE_STRATEGY) {
@@ -674,6 +682,18 @@ impl Config {
         match self.setting(LAB_STATE_DIR) {
             Setting::Str(s) if !s.is_empty() => Some(PathBuf::from(s)),
             _ => None,
+        }
+    }
+
+    /// `lab.optimizer.disabled-rules`: the names listed.
+    pub fn optimizer_disabled_rules(&self) -> Vec<&str> {
+        match self.setting(LAB_OPTIMIZER_DISABLED_RULES) {
+            Setting::Str(s) => s
+                .split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .collect(),
+            _ => Vec::new(),
         }
     }
 

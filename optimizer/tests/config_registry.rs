@@ -71,6 +71,7 @@ fn entries_list_every_key_in_canonical_text() {
         ("lab.state.dir", ""),
         ("lab.clock", "processing"),
         ("lab.delta-join.source-read-ahead", "1"),
+        ("lab.optimizer.disabled-rules", ""),
     ];
     let expected: Vec<(String, String)> = expected
         .iter()
@@ -82,7 +83,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 21);
+    assert_eq!(keys.len(), 22);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(

@@ -4,7 +4,7 @@
 //! delta join keeps no join state; and bad hints and impossible strategies
 //! are refused or explained.
 
-use optimizer::physical::plan::NodeKind;
+use optimizer::physical::node::JoinRole;
 use optimizer::session::{explain_script, run_script, InsertOutcome, RunOptions};
 use std::path::Path;
 
@@ -29,10 +29,7 @@ fn run_example(file: &str, overrides: &[(&str, &str)]) -> Vec<InsertOutcome> {
 fn join_state(o: &InsertOutcome) -> (i64, i64) {
     let (mut inputs, mut intermediate) = (0, 0);
     for (node, stage) in o.plan.root.stage_nodes().iter().zip(&o.report.stages) {
-        if matches!(
-            node.kind,
-            NodeKind::Join { .. } | NodeKind::MultiJoin { .. }
-        ) {
+        if node.spec().join_role() == Some(JoinRole::KeepsInputs) {
             for (i, s) in stage.states.iter().enumerate() {
                 if node.inputs[i].is_join_result() {
                     intermediate += s.metrics.logical_bytes;

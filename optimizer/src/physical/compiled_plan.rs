@@ -13,8 +13,8 @@
 //! lives only in `state`, and every other field is written from the spec.
 
 use super::explain::describe;
+use super::node::state::StateTtl;
 use super::plan::{NodeKind, PhysicalNode, PhysicalPlan, SinkPlan};
-use super::rules::state_ttl::StateTtl;
 use crate::config::{format_duration, parse_duration};
 use crate::error::{PlanError, Result};
 use crate::logical::Schema;
@@ -73,36 +73,6 @@ struct Edge {
     input_index: usize,
 }
 
-/// Flink's node type name for a node kind.
-fn type_name(kind: &NodeKind) -> &'static str {
-    match kind {
-        NodeKind::Source { .. } => "stream-exec-table-source-scan_1",
-        NodeKind::Calc { .. } => "stream-exec-calc_1",
-        NodeKind::GroupAggregate { global: true, .. } => "stream-exec-global-group-aggregate_1",
-        NodeKind::GroupAggregate { .. } => "stream-exec-group-aggregate_1",
-        NodeKind::LocalGroupAggregate { .. } => "stream-exec-local-group-aggregate_1",
-        NodeKind::Expand { .. } => "stream-exec-expand_1",
-        NodeKind::Join { .. } => "stream-exec-join_1",
-        NodeKind::MultiJoin { .. } => "stream-exec-multi-join_1",
-        NodeKind::DeltaJoin { .. } => "stream-exec-delta-join_1",
-        // Flink folds it into its sink node (`upsertMaterialize`).
-        NodeKind::SinkMaterializer { .. } => "stream-exec-sink-upsert-materializer_1",
-    }
-}
-
-const TYPES: [&str; 10] = [
-    "stream-exec-sink-upsert-materializer_1",
-    "stream-exec-table-source-scan_1",
-    "stream-exec-calc_1",
-    "stream-exec-global-group-aggregate_1",
-    "stream-exec-group-aggregate_1",
-    "stream-exec-local-group-aggregate_1",
-    "stream-exec-expand_1",
-    "stream-exec-join_1",
-    "stream-exec-multi-join_1",
-    "stream-exec-delta-join_1",
-];
-
 fn output_type(schema: &Schema) -> String {
     let fields: Vec<String> = schema
         .fields
@@ -119,24 +89,6 @@ fn output_type(schema: &Schema) -> String {
     format!("ROW<{}>", fields.join(", "))
 }
 
-/// The (name, ttl) of each state of a node, in Flink's naming.
-fn states(kind: &NodeKind) -> Vec<(String, &StateTtl)> {
-    match kind {
-        NodeKind::GroupAggregate { ttl, .. } => vec![("groupAggregateState".into(), ttl)],
-        NodeKind::SinkMaterializer { ttl, .. } => vec![("sinkMaterializeState".into(), ttl)],
-        NodeKind::Join { ttl, .. } => vec![
-            ("leftState".into(), &ttl[0]),
-            ("rightState".into(), &ttl[1]),
-        ],
-        NodeKind::MultiJoin { ttls, .. } => ttls
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (format!("input{i}State"), t))
-            .collect(),
-        _ => vec![],
-    }
-}
-
 fn collect(node: &PhysicalNode, nodes: &mut Vec<NodeEntry>, edges: &mut Vec<Edge>) -> usize {
     let children: Vec<usize> = node
         .inputs
@@ -151,18 +103,20 @@ fn collect(node: &PhysicalNode, nodes: &mut Vec<NodeEntry>, edges: &mut Vec<Edge
             input_index: i,
         });
     }
-    let state = states(&node.kind)
+    let state = node
+        .spec()
+        .states()
         .into_iter()
         .enumerate()
-        .map(|(index, (name, ttl))| StateEntry {
+        .map(|(index, slot)| StateEntry {
             index,
-            ttl: format_duration(Duration::from_millis(ttl.ms)),
-            name,
+            ttl: format_duration(Duration::from_millis(slot.ttl.ms)),
+            name: slot.name,
         })
         .collect();
     nodes.push(NodeEntry {
         id,
-        node_type: type_name(&node.kind).to_string(),
+        node_type: node.spec().type_name().to_string(),
         description: describe(node),
         output_type: output_type(&node.schema),
         state,
@@ -207,28 +161,29 @@ pub fn load(json: &str, file: &str) -> Result<PhysicalPlan> {
     let mut ids = Vec::new();
     for (n, entry) in parsed.nodes.iter().enumerate() {
         let at = format!("nodes[{n}]");
-        if !TYPES.contains(&entry.node_type.as_str()) {
+        let types = NodeKind::type_names();
+        if !types.contains(&entry.node_type.as_str()) {
             return Err(plan_err(
                 file,
                 format!(
                     "{at}.type: unknown node type '{}'; known types: {}",
                     entry.node_type,
-                    TYPES.join(", ")
+                    types.join(", ")
                 ),
             ));
         }
-        if type_name(&entry.spec.kind) != entry.node_type {
+        let spec_type = entry.spec.kind.spec().type_name();
+        if spec_type != entry.node_type {
             return Err(plan_err(
                 file,
                 format!(
-                    "{at}.type: '{}' does not match its spec ({})",
+                    "{at}.type: '{}' does not match its spec ({spec_type})",
                     entry.node_type,
-                    type_name(&entry.spec.kind)
                 ),
             ));
         }
         let mut kind = entry.spec.kind.clone();
-        let expected = states(&kind).len();
+        let expected = kind.spec().states().len();
         let mut ttls = Vec::new();
         for (i, s) in entry.state.iter().enumerate() {
             let where_ = format!("{at}.state[{i}].ttl");
@@ -258,14 +213,7 @@ pub fn load(json: &str, file: &str) -> Result<PhysicalPlan> {
                 ),
             ));
         }
-        match &mut kind {
-            NodeKind::GroupAggregate { ttl, .. } | NodeKind::SinkMaterializer { ttl, .. } => {
-                *ttl = ttls[0].clone()
-            }
-            NodeKind::Join { ttl, .. } => *ttl = [ttls[0].clone(), ttls[1].clone()],
-            NodeKind::MultiJoin { ttls: t, .. } => *t = ttls,
-            _ => {}
-        }
+        kind.spec_mut().set_state_ttls(ttls);
         ids.push(entry.id);
         built.push(Some(PhysicalNode {
             kind,

@@ -4,31 +4,23 @@
 //! once, an identical sub-plan runs once).
 
 use super::explain::describe;
-use super::plan::{NodeKind, PhysicalNode, PhysicalPlan};
+use super::node::build::{JobContext, Out};
+use super::node::source::Source;
+use super::plan::{PhysicalNode, PhysicalPlan};
 use super::reuse::Reuse;
-use super::rules::delta_join;
 use crate::config::{ClockKind, Config, StateBackendKind};
 use crate::error::{PlanError, Result};
 use crate::logical::TableDef;
-use operators::agg::{GroupAggregateOperator, LocalAggregateOperator};
-use operators::calc::CalcOperator;
 use operators::changelog::Change;
 use operators::exec::job::JobOptions;
 use operators::exec::{ChangeSource, Exchange, Job, JobBuilder, StageId, Target};
-use operators::expand::ExpandOperator;
-use operators::join::{
-    DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec, JoinSpec, MiniBatchJoinOperator,
-    MultiJoinOperator, MultiJoinSpec, RegularJoinOperator,
-};
-use operators::lookup::{IndexLookupStore, StoreWritingSource};
+use operators::lookup::IndexLookupStore;
 use operators::operator::Operator;
 use operators::sink::SinkCollector;
-use operators::sink_materializer::SinkUpsertMaterializer;
 use operators::state::{BackendKind, StateBackend};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Opens the reader of a table.
 pub trait SourceProvider {
@@ -77,35 +69,6 @@ pub fn connector_options(table: &TableDef) -> std::collections::BTreeMap<String,
     options
 }
 
-/// A source with a fused Calc applied as it reads.
-struct CalcSource {
-    inner: Box<dyn ChangeSource>,
-    calc: CalcOperator,
-    buf: Vec<Change>,
-}
-
-impl ChangeSource for CalcSource {
-    fn next_batch(
-        &mut self,
-        max: usize,
-        out: &mut Vec<Change>,
-    ) -> std::result::Result<usize, String> {
-        // Returns the rows read (not kept), so a filtered-out batch is not end of input.
-        self.buf.clear();
-        let n = self.inner.next_batch(max, &mut self.buf)?;
-        let batch = std::mem::take(&mut self.buf);
-        self.calc
-            .process(0, batch, out)
-            .map_err(|e| e.to_string())?;
-        Ok(n)
-    }
-
-    fn can_read_ahead(&self) -> bool {
-        // A Calc is a pure function of its row.
-        self.inner.can_read_ahead()
-    }
-}
-
 /// The file a `filesystem` sink table writes (its `path`, as written).
 pub fn sink_file(table: &TableDef) -> Option<PathBuf> {
     match datasets::validate_sink_options(&table.name, &table.options) {
@@ -136,23 +99,24 @@ pub fn build_job(
     keep_changelog: bool,
     materialize: bool,
 ) -> Result<(Job, Vec<Vec<StageId>>)> {
-    let mut b = JobBuilder::new();
     let reuse = Reuse::new(config);
-    let mut ctx = BuildContext {
+    let mut graph = JobGraph {
+        b: JobBuilder::new(),
         sources,
         backend,
-        config,
+        state_dir: config.state_dir(),
         counter: 0,
         store: None,
         reuse,
         shared: HashMap::new(),
         split_reads: split_reads(plans, &reuse),
         reads: HashMap::new(),
+        stages: Vec::new(),
     };
     let mut stages = Vec::new();
     for plan in plans {
-        let mut own = Vec::new();
-        let out = add_node(&plan.root, &mut ctx, &mut b, &mut own)?;
+        graph.stages.clear();
+        let out = graph.add_node(&plan.root)?;
         let print = match plan.sink.table.options.get("connector").map(String::as_str) {
             Some("print") => Some(
                 plan.sink
@@ -171,9 +135,9 @@ pub fn build_job(
             materialize,
             print,
         );
-        let id = b.add_sink(plan.sink.table.name.clone(), sink);
-        connect(&mut b, out, Target::Sink(id), Exchange::Single);
-        stages.push(own);
+        let id = graph.b.add_sink(plan.sink.table.name.clone(), sink);
+        graph.connect(out, Target::Sink(id), Exchange::Single);
+        stages.push(std::mem::take(&mut graph.stages));
     }
     let bundle_latency = (config.mini_batch_enabled() && config.clock() == ClockKind::Processing)
         .then(|| config.mini_batch_allow_latency());
@@ -183,7 +147,7 @@ pub fn build_job(
         backend: backend.clone(),
         deterministic_clock: config.clock() == ClockKind::Deterministic,
     };
-    Ok((b.build(options).map_err(PlanError::plan)?, stages))
+    Ok((graph.b.build(options).map_err(PlanError::plan)?, stages))
 }
 
 /// The reads scanned by differing sources (another filter or projection):
@@ -191,15 +155,12 @@ pub fn build_job(
 /// whose scans are alike keeps its Calc in the read.
 fn split_reads(plans: &[PhysicalPlan], reuse: &Reuse) -> HashSet<String> {
     fn walk(n: &PhysicalNode, reuse: &Reuse, seen: &mut HashMap<String, HashSet<String>>) {
-        match &n.kind {
-            NodeKind::Source { .. } => {
-                if let Some(k) = reuse.scan_key(n) {
-                    seen.entry(k).or_default().insert(format!("{:?}", n.kind));
-                }
+        if n.kind.is::<Source>() {
+            if let Some(k) = reuse.scan_key(n) {
+                seen.entry(k).or_default().insert(format!("{:?}", n.kind));
             }
-            // Its inputs are read by the join alone.
-            NodeKind::DeltaJoin { .. } => {}
-            _ => n.inputs.iter().for_each(|c| walk(c, reuse, seen)),
+        } else if !n.spec().reads_own_inputs() {
+            n.inputs.iter().for_each(|c| walk(c, reuse, seen));
         }
     }
     let mut seen = HashMap::new();
@@ -210,44 +171,15 @@ fn split_reads(plans: &[PhysicalPlan], reuse: &Reuse) -> HashSet<String> {
         .collect()
 }
 
-#[derive(Clone, Copy)]
-enum Out {
-    Source(usize),
-    Stage(usize),
-}
-
-fn connect(b: &mut JobBuilder, from: Out, target: Target, exchange: Exchange) {
-    match from {
-        Out::Source(s) => b.connect_source(s, target, exchange),
-        Out::Stage(s) => b.connect_stage(s, target, exchange),
-    }
-}
-
-/// Adds `node` as a stage of `node.parallelism` subtasks made by `make`,
-/// fed by its one input.
-fn one_input_stage(
-    node: &PhysicalNode,
-    ctx: &mut BuildContext<'_>,
-    b: &mut JobBuilder,
-    stages: &mut Vec<StageId>,
-    mut make: impl FnMut() -> operators::operator::OpResult<Box<dyn Operator>>,
-) -> Result<Out> {
-    let up = add_node(&node.inputs[0], ctx, b, stages)?;
-    let subtasks = (0..node.parallelism)
-        .map(|_| make())
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| PlanError::plan(e.to_string()))?;
-    let s = b.add_stage(describe(node), subtasks);
-    stages.push(s);
-    connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
-    Ok(Out::Stage(s))
-}
-
-/// What building a job needs besides the builder.
-struct BuildContext<'a> {
+/// The job under construction: the graph, what is shared, and the stages
+/// of the plan being added. Each node adds itself
+/// ([`super::node::NodeSpec::build`]) through the [`JobContext`] below.
+struct JobGraph<'a> {
+    b: JobBuilder,
     sources: &'a dyn SourceProvider,
     backend: &'a StateBackend,
-    config: &'a Config,
+    /// Where the index-lookup store lives (`None`: the system temp dir).
+    state_dir: Option<PathBuf>,
     /// Node ids, for state scopes.
     counter: usize,
     /// The index-lookup store, created for the first delta join.
@@ -259,306 +191,108 @@ struct BuildContext<'a> {
     /// each was given.
     split_reads: HashSet<String>,
     reads: HashMap<String, usize>,
+    /// The stages of the plan being added, in `stage_nodes()` order.
+    stages: Vec<StageId>,
 }
 
-/// Adds `node`'s sub-plan (or finds the identical one already added),
-/// appending its stages to `stages` in `stage_nodes()` order.
-fn add_node(
-    node: &PhysicalNode,
-    ctx: &mut BuildContext<'_>,
-    b: &mut JobBuilder,
-    stages: &mut Vec<StageId>,
-) -> Result<Out> {
-    let Some(key) = ctx.reuse.sub_plan_key(node) else {
-        return add_new_node(node, ctx, b, stages);
-    };
-    if let Some((out, own)) = ctx.shared.get(&key) {
-        stages.extend(own);
-        return Ok(*out);
+impl JobGraph<'_> {
+    fn connect(&mut self, from: Out, target: Target, exchange: Exchange) {
+        match from {
+            Out::Source(s) => self.b.connect_source(s, target, exchange),
+            Out::Stage(s) => self.b.connect_stage(s, target, exchange),
+        }
     }
-    let from = stages.len();
-    let out = add_new_node(node, ctx, b, stages)?;
-    ctx.shared.insert(key, (out, stages[from..].to_vec()));
-    Ok(out)
-}
 
-/// A read shared with sources that filter or project differently: the
-/// raw read, and this source's Calc as a stage over it.
-fn split_read(
-    node: &PhysicalNode,
-    key: String,
-    ctx: &mut BuildContext<'_>,
-    b: &mut JobBuilder,
-) -> Result<Out> {
-    let NodeKind::Source {
-        table,
-        predicate,
-        projection,
-    } = &node.kind
-    else {
-        unreachable!("a source")
-    };
-    let source = match ctx.reads.get(&key) {
-        Some(&s) => s,
-        None => {
-            let s = b.add_source(ctx.sources.open(table)?);
-            ctx.reads.insert(key, s);
-            s
+    /// Adds `node`'s sub-plan (or finds the identical one already added),
+    /// appending its stages in `stage_nodes()` order.
+    fn add_node(&mut self, node: &PhysicalNode) -> Result<Out> {
+        let Some(key) = self.reuse.sub_plan_key(node) else {
+            return self.add_new_node(node);
+        };
+        if let Some((out, own)) = self.shared.get(&key) {
+            self.stages.extend(own);
+            return Ok(*out);
         }
-    };
-    if predicate.is_none() && projection.is_none() {
-        return Ok(Out::Source(source));
+        let from = self.stages.len();
+        let out = self.add_new_node(node)?;
+        self.shared.insert(key, (out, self.stages[from..].to_vec()));
+        Ok(out)
     }
-    let calc = CalcOperator::new(predicate.clone(), projection.clone());
-    let name = describe(node);
-    let name = name.rsplit(" -> ").next().unwrap_or(&name).to_string();
-    let s = b.add_stage(name, vec![Box::new(calc) as Box<dyn Operator>]);
-    connect(
-        b,
-        Out::Source(source),
-        Target::Stage(s, 0),
-        Exchange::Forward,
-    );
-    Ok(Out::Stage(s))
+
+    fn add_new_node(&mut self, node: &PhysicalNode) -> Result<Out> {
+        self.counter += 1;
+        let id = self.counter;
+        node.spec().build(node, id, self)
+    }
 }
 
-fn add_new_node(
-    node: &PhysicalNode,
-    ctx: &mut BuildContext<'_>,
-    b: &mut JobBuilder,
-    stages: &mut Vec<StageId>,
-) -> Result<Out> {
-    ctx.counter += 1;
-    let id = ctx.counter;
-    let backend = ctx.backend;
-    let err = |e: operators::operator::OpError| PlanError::plan(e.to_string());
-    match &node.kind {
-        NodeKind::Source {
-            table,
-            predicate,
-            projection,
-        } => {
-            if let Some(key) = ctx.reuse.scan_key(node) {
-                if ctx.split_reads.contains(&key) {
-                    return split_read(node, key, ctx, b);
-                }
-            }
-            let mut src = ctx.sources.open(table)?;
-            if predicate.is_some() || projection.is_some() {
-                src = Box::new(CalcSource {
-                    inner: src,
-                    calc: CalcOperator::new(predicate.clone(), projection.clone()),
-                    buf: Vec::new(),
-                });
-            }
-            Ok(Out::Source(b.add_source(src)))
+impl JobContext for JobGraph<'_> {
+    fn input(&mut self, node: &PhysicalNode, i: usize) -> Result<Out> {
+        self.add_node(&node.inputs[i])
+    }
+
+    fn backend(&self) -> &StateBackend {
+        self.backend
+    }
+
+    fn open(&self, table: &TableDef) -> Result<Box<dyn ChangeSource>> {
+        self.sources.open(table)
+    }
+
+    fn add_source(&mut self, source: Box<dyn ChangeSource>) -> Out {
+        Out::Source(self.b.add_source(source))
+    }
+
+    fn shared_read(&mut self, node: &PhysicalNode) -> Result<Option<Out>> {
+        let (Some(key), Some(source)) = (self.reuse.scan_key(node), node.kind.get::<Source>())
+        else {
+            return Ok(None);
+        };
+        if !self.split_reads.contains(&key) {
+            return Ok(None);
         }
-        NodeKind::Calc {
-            predicate,
-            projection,
-        } => one_input_stage(node, ctx, b, stages, || {
-            Ok(Box::new(CalcOperator::new(
-                predicate.clone(),
-                projection.clone(),
-            )))
-        }),
-        NodeKind::GroupAggregate {
-            group_by,
-            aggs,
-            generate_update_before,
-            input_insert_only,
-            mini_batch,
-            global,
-            ttl,
-            ..
-        } => {
-            let scope = format!("{id}-GroupAggregate");
-            backend.set_ttl(&scope, "*", Duration::from_millis(ttl.ms));
-            one_input_stage(node, ctx, b, stages, || {
-                let o = GroupAggregateOperator::new(
-                    backend,
-                    &scope,
-                    group_by.clone(),
-                    aggs.clone(),
-                    *input_insert_only,
-                    *generate_update_before,
-                )?;
-                let o = match mini_batch {
-                    Some(size) => o.with_mini_batch(*size),
-                    None => o,
-                };
-                let o = if *global { o.with_partial_input() } else { o };
-                Ok(Box::new(o))
-            })
-        }
-        NodeKind::SinkMaterializer { primary_key, ttl } => {
-            let scope = format!("{id}-SinkMaterializer");
-            backend.set_ttl(&scope, "*", Duration::from_millis(ttl.ms));
-            one_input_stage(node, ctx, b, stages, || {
-                let arity = node.schema.len();
-                let o = SinkUpsertMaterializer::new(backend, &scope, primary_key.clone(), arity)?;
-                Ok(Box::new(o))
-            })
-        }
-        NodeKind::LocalGroupAggregate {
-            group_by,
-            aggs,
-            bundle_size,
-            ..
-        } => one_input_stage(node, ctx, b, stages, || {
-            let o = LocalAggregateOperator::new(group_by.clone(), aggs.clone(), *bundle_size)?;
-            Ok(Box::new(o))
-        }),
-        NodeKind::MultiJoin {
-            keys,
-            join_types,
-            conditions,
-            layouts,
-            ttls,
-            ..
-        } => {
-            let mut ups = Vec::new();
-            for child in &node.inputs {
-                ups.push(add_node(child, ctx, b, stages)?);
+        let read = match self.reads.get(&key) {
+            Some(&s) => s,
+            None => {
+                let s = self.b.add_source(self.sources.open(&source.table)?);
+                self.reads.insert(key, s);
+                s
             }
-            let spec = MultiJoinSpec {
-                arities: node.inputs.iter().map(|c| c.schema.len()).collect(),
-                keys: keys.clone(),
-                join_types: join_types.clone(),
-                conditions: conditions.clone(),
-                layouts: layouts.clone(),
-            };
-            let scope = format!("{id}-MultiJoin");
-            for (i, t) in ttls.iter().enumerate() {
-                backend.set_ttl(&scope, &format!("input{i}"), Duration::from_millis(t.ms));
-            }
-            let subtasks = (0..node.parallelism)
-                .map(|_| {
-                    MultiJoinOperator::new(backend, &scope, spec.clone())
-                        .map(|o| Box::new(o) as Box<dyn Operator>)
-                })
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(err)?;
-            let s = b.add_stage(describe(node), subtasks);
-            stages.push(s);
-            for (i, up) in ups.into_iter().enumerate() {
-                connect(b, up, Target::Stage(s, i), node.input_exchange(i));
-            }
-            Ok(Out::Stage(s))
+        };
+        Ok(Some(Out::Source(read)))
+    }
+
+    fn add_read_calc(&mut self, node: &PhysicalNode, calc: Box<dyn Operator>, read: Out) -> Out {
+        let name = describe(node);
+        let name = name.rsplit(" -> ").next().unwrap_or(&name).to_string();
+        let s = self.b.add_stage(name, vec![calc]);
+        self.connect(read, Target::Stage(s, 0), Exchange::Forward);
+        Out::Stage(s)
+    }
+
+    fn add_stage(
+        &mut self,
+        node: &PhysicalNode,
+        subtasks: Vec<Box<dyn Operator>>,
+        inputs: Vec<Out>,
+    ) -> Out {
+        let s = self.b.add_stage(describe(node), subtasks);
+        self.stages.push(s);
+        for (i, up) in inputs.into_iter().enumerate() {
+            self.connect(up, Target::Stage(s, i), node.input_exchange(i));
         }
-        NodeKind::DeltaJoin {
-            left_keys,
-            right_keys,
-            residual,
-            cache_enabled,
-            left_cache_size,
-            right_cache_size,
-        } => {
-            let store = match &ctx.store {
-                Some(s) => s.clone(),
-                None => {
-                    let s = Arc::new(
-                        IndexLookupStore::open(ctx.config.state_dir().as_deref())
-                            .map_err(|e| PlanError::plan(e.to_string()))?,
-                    );
-                    ctx.store = Some(s.clone());
-                    s
-                }
-            };
-            let mut tables = Vec::new();
-            let mut ups = Vec::new();
-            for child in &node.inputs {
-                let NodeKind::Source { table, .. } = &child.kind else {
-                    return Err(PlanError::plan("a delta join input must be a table scan"));
-                };
-                let index = delta_join::index_key(child).ok_or_else(|| {
-                    PlanError::plan(format!("table '{}' has no index key", table.name))
-                })?;
-                let id = store
-                    .create_table(
-                        &table.name,
-                        table.schema.len(),
-                        index,
-                        table.primary_key.clone(),
-                    )
-                    .map_err(|e| PlanError::plan(e.to_string()))?;
-                // The source writes what it reads into the store, one batch
-                // ahead of the join, as a Fluss table is written ahead of
-                // the job that reads its changelog.
-                let src = StoreWritingSource::new(ctx.sources.open(table)?, store.clone(), id)
-                    .with_read_ahead(ctx.config.delta_join_read_ahead());
-                ups.push(Out::Source(b.add_source(Box::new(src))));
-                tables.push(id);
-            }
-            let spec = DeltaJoinSpec {
-                left_table: tables[0],
-                right_table: tables[1],
-                left_keys: left_keys.clone(),
-                right_keys: right_keys.clone(),
-                residual: residual.clone(),
-            };
-            let options = DeltaJoinOptions {
-                cache_enabled: *cache_enabled,
-                left_cache_size: *left_cache_size,
-                right_cache_size: *right_cache_size,
-                count_duplicates: true,
-            };
-            let subtasks = (0..node.parallelism)
-                .map(|_| {
-                    DeltaJoinOperator::new(store.clone(), spec.clone(), options.clone())
-                        .map(|o| Box::new(o) as Box<dyn Operator>)
-                })
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(err)?;
-            let s = b.add_stage(describe(node), subtasks);
-            stages.push(s);
-            connect(b, ups[0], Target::Stage(s, 0), node.input_exchange(0));
-            connect(b, ups[1], Target::Stage(s, 1), node.input_exchange(1));
-            Ok(Out::Stage(s))
+        Out::Stage(s)
+    }
+
+    fn lookup_store(&mut self) -> Result<Arc<IndexLookupStore>> {
+        if let Some(s) = &self.store {
+            return Ok(s.clone());
         }
-        NodeKind::Expand { projections } => one_input_stage(node, ctx, b, stages, || {
-            Ok(Box::new(ExpandOperator::new(projections.clone())))
-        }),
-        NodeKind::Join {
-            join_type,
-            left_keys,
-            right_keys,
-            residual,
-            left_layout,
-            right_layout,
-            mini_batch,
-            ttl,
-            ..
-        } => {
-            let l = add_node(&node.inputs[0], ctx, b, stages)?;
-            let r = add_node(&node.inputs[1], ctx, b, stages)?;
-            let spec = JoinSpec {
-                join_type: *join_type,
-                left_keys: left_keys.clone(),
-                right_keys: right_keys.clone(),
-                left_arity: node.inputs[0].schema.len(),
-                right_arity: node.inputs[1].schema.len(),
-                residual: residual.clone(),
-                left_layout: left_layout.clone(),
-                right_layout: right_layout.clone(),
-            };
-            let scope = format!("{id}-Join");
-            backend.set_ttl(&scope, "left", Duration::from_millis(ttl[0].ms));
-            backend.set_ttl(&scope, "right", Duration::from_millis(ttl[1].ms));
-            let subtasks = (0..node.parallelism)
-                .map(|_| match mini_batch {
-                    Some(size) => MiniBatchJoinOperator::new(backend, &scope, spec.clone(), *size)
-                        .map(|o| Box::new(o) as Box<dyn Operator>),
-                    None => RegularJoinOperator::new(backend, &scope, spec.clone())
-                        .map(|o| Box::new(o) as Box<dyn Operator>),
-                })
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(err)?;
-            let s = b.add_stage(describe(node), subtasks);
-            stages.push(s);
-            connect(b, l, Target::Stage(s, 0), node.input_exchange(0));
-            connect(b, r, Target::Stage(s, 1), node.input_exchange(1));
-            Ok(Out::Stage(s))
-        }
+        let s = Arc::new(
+            IndexLookupStore::open(self.state_dir.as_deref())
+                .map_err(|e| PlanError::plan(e.to_string()))?,
+        );
+        self.store = Some(s.clone());
+        Ok(s)
     }
 }

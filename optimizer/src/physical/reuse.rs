@@ -15,9 +15,9 @@
 //! The job builder ([`super::job`]) and EXPLAIN ([`super::explain`]) both
 //! ask this module, so what EXPLAIN marks as reused is what the job shares.
 
-use super::plan::{NodeKind, PhysicalNode};
+use super::node::source::{pushes_down, read_columns, Source};
+use super::plan::PhysicalNode;
 use crate::config::Config;
-use crate::logical::TableDef;
 
 /// What the configuration allows to be shared.
 #[derive(Clone, Copy, Debug)]
@@ -26,39 +26,8 @@ pub struct Reuse {
     source: bool,
 }
 
-/// Whether the table's connector takes a filter and projection into its
-/// read (Flink's `SupportsFilterPushDown`/`SupportsProjectionPushDown`).
-pub fn pushes_down(table: &TableDef) -> bool {
-    table
-        .options
-        .get("connector")
-        .is_some_and(|c| c.trim().eq_ignore_ascii_case("filesystem"))
-}
-
-/// The columns a scan reads: for a connector that takes the projection,
-/// those the fused filter and projection use (in table order), else all.
-pub fn read_columns(
-    table: &TableDef,
-    predicate: Option<&operators::expr::Expr>,
-    projection: Option<&[operators::expr::Expr]>,
-) -> Vec<usize> {
-    let width = table.schema.len();
-    if !pushes_down(table) {
-        return (0..width).collect();
-    }
-    let mut used = Vec::new();
-    predicate.iter().for_each(|p| p.columns(&mut used));
-    match projection {
-        Some(p) => p.iter().for_each(|e| e.columns(&mut used)),
-        None => used.extend(0..width),
-    }
-    used.sort_unstable();
-    used.dedup();
-    used
-}
-
 fn contains_source(node: &PhysicalNode) -> bool {
-    matches!(node.kind, NodeKind::Source { .. }) || node.inputs.iter().any(contains_source)
+    node.kind.is::<Source>() || node.inputs.iter().any(contains_source)
 }
 
 /// What a sub-plan computes, in full, without the names its columns go by
@@ -95,25 +64,26 @@ impl Reuse {
     }
 
     /// The key under which a scan's read is shared (`node` is a
-    /// [`NodeKind::Source`], its fused filter and projection included);
+    /// table scan, its fused filter and projection included);
     /// `None` when it is not shared.
     pub fn scan_key(&self, node: &PhysicalNode) -> Option<String> {
-        let NodeKind::Source { table, .. } = &node.kind else {
-            return None;
-        };
+        let source = node.kind.get::<Source>()?;
         if !self.source {
             return None;
         }
-        Some(match &node.kind {
-            NodeKind::Source {
-                predicate,
-                projection,
-                ..
-            } if pushes_down(table) => format!(
-                "{table:?}|{predicate:?}|{:?}",
-                read_columns(table, predicate.as_ref(), projection.as_deref())
-            ),
-            _ => format!("{table:?}"),
+        let table = &source.table;
+        Some(if pushes_down(table) {
+            format!(
+                "{table:?}|{:?}|{:?}",
+                source.predicate,
+                read_columns(
+                    table,
+                    source.predicate.as_ref(),
+                    source.projection.as_deref()
+                )
+            )
+        } else {
+            format!("{table:?}")
         })
     }
 }

@@ -5,9 +5,9 @@
 //! The lab binds each `SELECT` into the same nodes Calcite's converter
 //! makes, so the tree matches Flink's up to what each binder folds away.
 
-use super::expr::{render, Style};
-use super::names::unique_names;
 use crate::logical::{AggCall, AggFunc, Hint, JoinKind, LogicalPlan};
+use crate::physical::display::{render, unique_names, Style};
+use crate::physical::node::explain::qualified;
 use operators::expr::{BinOp, Expr};
 
 /// A node of the tree: its line and inputs.
@@ -184,7 +184,7 @@ pub(crate) fn ast(sink: Option<&str>, query: &LogicalPlan) -> String {
         Some(table) => Line {
             text: format!(
                 "LogicalSink(table=[{}], fields=[{}])",
-                super::nodes::qualified(table),
+                qualified(table),
                 unique_names(query.schema()).join(", ")
             ),
             inputs: vec![q],

@@ -2,8 +2,8 @@
 //! `== Physical Execution Plan ==`, one entry per operator (exchanges are
 //! the `ship_strategy` of the edge they stand on), sources first.
 
-use super::nodes::Role;
 use super::render::Graph;
+use crate::physical::node::explain::Role;
 
 fn string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))

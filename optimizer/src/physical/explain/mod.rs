@@ -30,21 +30,22 @@
 //! execution plan has Flink's fields only. `PLAN_ADVICE` gives Flink's
 //! local-global advice, `JSON_EXECUTION_PLAN` the job graph as JSON.
 //!
-//! The nodes are built per node kind in [`nodes`]; [`render`] prints them.
+//! Each node describes itself (`describe` in its module under
+//! `physical/node/`); [`builder`] walks the plan and adds exchanges, the
+//! sink and what the job shares; [`render`] prints the trees.
 
 mod ast;
-mod expr;
+mod builder;
 mod json;
-mod names;
-mod nodes;
 mod render;
 
-pub use nodes::describe;
+pub use builder::describe;
 
+use super::node::explain::ExplainNode;
 use super::plan::{PhysicalNode, PhysicalPlan};
 use crate::config::Config;
-use crate::logical::{ExplainDetails, LogicalPlan, Schema};
-use nodes::{Builder, ExplainNode};
+use crate::logical::{ExplainDetails, LogicalPlan};
+use builder::Builder;
 
 /// One statement's plan to explain.
 pub struct Explained<'a> {
@@ -73,20 +74,6 @@ impl<'a> Explained<'a> {
             root,
         }
     }
-}
-
-/// The names of `cols` of `schema` as written (for messages).
-pub(crate) fn field_names(schema: &Schema, cols: &[usize]) -> String {
-    cols.iter()
-        .map(|&i| {
-            schema
-                .fields
-                .get(i)
-                .map(|f| f.name.clone())
-                .unwrap_or_else(|| format!("${i}"))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Advice texts numbered in order of first appearance, per node.

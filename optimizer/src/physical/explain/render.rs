@@ -5,7 +5,7 @@
 //! with several sinks prints each shared node as a block of its own before
 //! the sinks).
 
-use super::nodes::{ExplainNode, Role};
+use crate::physical::node::explain::{ExplainNode, Role};
 use std::collections::HashMap;
 
 /// `:- `/`+- ` prefixes of a child line (Flink's and Calcite's tree form).

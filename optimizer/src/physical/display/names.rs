@@ -9,12 +9,12 @@ use crate::logical::Schema;
 use std::collections::HashSet;
 
 /// `schema`'s field names made unique as Calcite does.
-pub(crate) fn unique_names(schema: &Schema) -> Vec<String> {
+pub fn unique_names(schema: &Schema) -> Vec<String> {
     uniquify(schema.fields.iter().map(|f| f.name.clone()))
 }
 
 /// `names` made unique: each repeat gets the first free numeric suffix.
-pub(crate) fn uniquify(names: impl IntoIterator<Item = String>) -> Vec<String> {
+pub fn uniquify(names: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut used: HashSet<String> = HashSet::new();
     let mut out = Vec::new();
     for name in names {
@@ -32,13 +32,27 @@ pub(crate) fn uniquify(names: impl IntoIterator<Item = String>) -> Vec<String> {
     out
 }
 
+/// The names of `cols` of `schema` as written (for messages).
+pub fn field_names(schema: &Schema, cols: &[usize]) -> String {
+    cols.iter()
+        .map(|&i| {
+            schema
+                .fields
+                .get(i)
+                .map(|f| f.name.clone())
+                .unwrap_or_else(|| format!("${i}"))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// `name` for column `i` of `names` (`$i` past the end).
-pub(crate) fn name(names: &[String], i: usize) -> String {
+pub fn name(names: &[String], i: usize) -> String {
     names.get(i).cloned().unwrap_or_else(|| format!("${i}"))
 }
 
 /// The names of `cols`, comma-separated.
-pub(crate) fn list(names: &[String], cols: &[usize]) -> String {
+pub fn list(names: &[String], cols: &[usize]) -> String {
     cols.iter()
         .map(|&c| name(names, c))
         .collect::<Vec<_>>()

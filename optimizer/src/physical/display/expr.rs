@@ -8,7 +8,7 @@ use operators::value::Value;
 
 /// Which of Flink's two expression forms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Style {
+pub enum Style {
     /// `== Optimized Physical Plan ==` (and the Abstract Syntax Tree).
     Prefix,
     /// `== Optimized Execution Plan ==`.
@@ -36,7 +36,7 @@ fn flatten<'a>(op: BinOp, e: &'a Expr, out: &mut Vec<&'a Expr>) {
 }
 
 /// `e` with columns named by `names`.
-pub(crate) fn render(e: &Expr, names: &[String], style: Style) -> String {
+pub fn render(e: &Expr, names: &[String], style: Style) -> String {
     let r = |x: &Expr| render(x, names, style);
     match e {
         Expr::Column(i) => name(names, *i),
