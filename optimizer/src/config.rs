@@ -322,7 +322,8 @@ pub enum StateBackendKind {
 }
 
 /// `lab.clock`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ClockKind {
     /// Wall-clock time.
     Processing,

@@ -8,16 +8,17 @@
 //! `EXPLAIN` prints its plan without running anything.
 
 use crate::catalog_view::CatalogView;
-use crate::config::Config;
+use crate::config::{Config, StateBackendKind};
 use crate::error::PlanError;
 use crate::logical::{ExplainDetails, ExplainTarget, InsertStatement, Statement};
 use crate::physical::compiled_plan;
 use crate::physical::explain::{explain, Explained};
-use crate::physical::job::{backend_for, build_job, ConnectorSources, SourceProvider};
+use crate::physical::job::{build_job, ConnectorSources, Runtime, SourceProvider};
 use crate::physical::{plan_insert, plan_query, PhysicalPlan};
 use crate::sql::{parse_script, Script};
 use operators::changelog::Change;
 use operators::exec::{JobReport, SinkReport};
+use operators::state::{BackendKind, StateBackend};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -272,8 +273,8 @@ pub fn explain_target(
         }
         ExplainTarget::StatementSet(set) => explain_inserts(set, catalog, config, details),
         ExplainTarget::Query(q) => {
-            let root = plan_query(q, catalog, config)?;
-            Ok(explain(&[Explained::query(q, &root)], details, config))
+            let plan = plan_query(q, catalog, config)?;
+            Ok(explain(&[Explained::query(q, &plan)], details, config))
         }
     }
 }
@@ -433,7 +434,18 @@ pub fn run_parsed_explaining(
     Ok(outcomes)
 }
 
-/// Runs the plans as one job (one sink each).
+/// The state backend `config` asks for (`state.backend.type`, `lab.state.dir`).
+pub fn backend_for(config: &Config) -> Result<StateBackend, PlanError> {
+    let kind = match config.state_backend() {
+        StateBackendKind::HashMap => BackendKind::Heap,
+        StateBackendKind::RocksDb => BackendKind::RocksDb,
+    };
+    StateBackend::new(kind, config.state_dir().as_deref())
+        .map_err(|e| PlanError::plan(e.to_string()))
+}
+
+/// Runs the plans as one job (one sink each), with the settings they were
+/// planned with; the session's `config` chooses only where state lives.
 fn run_job(
     plans: Vec<PhysicalPlan>,
     config: Config,
@@ -443,11 +455,15 @@ fn run_job(
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
     let backend = backend_for(&config)?;
+    let state_dir = config.state_dir();
+    let runtime = Runtime {
+        sources,
+        backend: &backend,
+        state_dir: state_dir.as_deref(),
+    };
     let (mut job, stages) = build_job(
         &plans,
-        &config,
-        sources,
-        &backend,
+        &runtime,
         options.keep_changelog,
         options.materialize,
     )?;

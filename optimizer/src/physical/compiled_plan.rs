@@ -7,15 +7,18 @@
 //! `"<n> ms"`), plus `edges` from input node to consuming node. Each node
 //! also carries its full `spec`, so the plan is rebuilt exactly. A TTL
 //! edited in `state` wins over hint and config (origin `plan`); the rest of
-//! the spec is taken as written.
+//! the spec is taken as written. `settings` holds what the whole job runs
+//! with (source batch size, mini-batch allow-latency, clock, reuse): a
+//! plan runs as it was planned, whatever the session it is executed in
+//! sets (the session chooses only the state backend and its directory).
 //!
 //! Compiling, executing and compiling again gives the same JSON: the TTL
 //! lives only in `state`, and every other field is written from the spec.
 
 use super::explain::describe;
 use super::node::state::StateTtl;
-use super::plan::{NodeKind, PhysicalNode, PhysicalPlan, SinkPlan};
-use crate::config::{format_duration, parse_duration};
+use super::plan::{JobSettings, NodeKind, PhysicalNode, PhysicalPlan, SinkPlan};
+use crate::config::{format_duration, parse_duration, ClockKind};
 use crate::error::{PlanError, Result};
 use crate::logical::Schema;
 use operators::changelog::ChangelogMode;
@@ -30,6 +33,69 @@ struct PlanFile {
     nodes: Vec<NodeEntry>,
     edges: Vec<Edge>,
     sink: SinkPlan,
+    settings: SettingsEntry,
+}
+
+/// [`JobSettings`] as the file writes them.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SettingsEntry {
+    source_batch_size: usize,
+    /// `"<n> ms"`; `null` with mini-batch off.
+    mini_batch_allow_latency: Option<String>,
+    clock: ClockKind,
+    reuse_sub_plan: bool,
+    reuse_source: bool,
+}
+
+impl SettingsEntry {
+    fn new(s: &JobSettings) -> SettingsEntry {
+        SettingsEntry {
+            source_batch_size: s.source_batch_size,
+            mini_batch_allow_latency: s.mini_batch_latency.map(format_duration),
+            clock: s.clock,
+            reuse_sub_plan: s.reuse_sub_plan,
+            reuse_source: s.reuse_source,
+        }
+    }
+
+    fn settings(&self, file: &str) -> Result<JobSettings> {
+        let max = JobSettings::MAX_SOURCE_BATCH_SIZE;
+        if !(1..=max).contains(&self.source_batch_size) {
+            return Err(plan_err(
+                file,
+                format!(
+                    "settings.sourceBatchSize: {} is not between 1 and {max}",
+                    self.source_batch_size
+                ),
+            ));
+        }
+        let latency = match &self.mini_batch_allow_latency {
+            None => None,
+            Some(text) => Some(duration(text, "settings.miniBatchAllowLatency", file)?),
+        };
+        Ok(JobSettings {
+            source_batch_size: self.source_batch_size,
+            mini_batch_latency: latency,
+            clock: self.clock,
+            reuse_sub_plan: self.reuse_sub_plan,
+            reuse_source: self.reuse_source,
+        })
+    }
+}
+
+/// A duration the file writes as `"<n> ms"` (a unit is required).
+fn duration(text: &str, at: &str, file: &str) -> Result<Duration> {
+    if !text.trim().chars().any(|c| c.is_ascii_alphabetic()) {
+        return Err(plan_err(
+            file,
+            format!(
+                "{at}: '{text}' has no unit; write e.g. '{} ms'",
+                text.trim()
+            ),
+        ));
+    }
+    parse_duration(text).map_err(|e| plan_err(file, format!("{at}: {e}")))
 }
 
 #[derive(Serialize, Deserialize)]
@@ -141,6 +207,7 @@ pub fn compile(plan: &PhysicalPlan) -> String {
         nodes,
         edges,
         sink: plan.sink.clone(),
+        settings: SettingsEntry::new(&plan.settings),
     };
     serde_json::to_string_pretty(&file).expect("plans serialise") + "\n"
 }
@@ -186,18 +253,7 @@ pub fn load(json: &str, file: &str) -> Result<PhysicalPlan> {
         let expected = kind.spec().states().len();
         let mut ttls = Vec::new();
         for (i, s) in entry.state.iter().enumerate() {
-            let where_ = format!("{at}.state[{i}].ttl");
-            if !s.ttl.trim().chars().any(|c| c.is_ascii_alphabetic()) {
-                return Err(plan_err(
-                    file,
-                    format!(
-                        "{where_}: '{}' has no unit; write e.g. '{} ms'",
-                        s.ttl,
-                        s.ttl.trim()
-                    ),
-                ));
-            }
-            let d = parse_duration(&s.ttl).map_err(|e| plan_err(file, format!("{where_}: {e}")))?;
+            let d = duration(&s.ttl, &format!("{at}.state[{i}].ttl"), file)?;
             ttls.push(StateTtl {
                 ms: d.as_millis() as u64,
                 origin: "plan".into(),
@@ -269,5 +325,6 @@ pub fn load(json: &str, file: &str) -> Result<PhysicalPlan> {
     Ok(PhysicalPlan {
         root,
         sink: parsed.sink,
+        settings: parsed.settings.settings(file)?,
     })
 }

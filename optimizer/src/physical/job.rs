@@ -8,7 +8,7 @@ use super::node::build::{JobContext, Out};
 use super::node::source::Source;
 use super::plan::{PhysicalNode, PhysicalPlan};
 use super::reuse::Reuse;
-use crate::config::{ClockKind, Config, StateBackendKind};
+use crate::config::ClockKind;
 use crate::error::{PlanError, Result};
 use crate::logical::TableDef;
 use operators::changelog::Change;
@@ -17,9 +17,9 @@ use operators::exec::{ChangeSource, Exchange, Job, JobBuilder, StageId, Target};
 use operators::lookup::IndexLookupStore;
 use operators::operator::Operator;
 use operators::sink::SinkCollector;
-use operators::state::{BackendKind, StateBackend};
+use operators::state::StateBackend;
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Opens the reader of a table.
@@ -77,34 +77,42 @@ pub fn sink_file(table: &TableDef) -> Option<PathBuf> {
     }
 }
 
-pub fn backend_for(config: &Config) -> Result<StateBackend> {
-    let kind = match config.state_backend() {
-        StateBackendKind::HashMap => BackendKind::Heap,
-        StateBackendKind::RocksDb => BackendKind::RocksDb,
-    };
-    StateBackend::new(kind, config.state_dir().as_deref())
-        .map_err(|e| PlanError::plan(e.to_string()))
+/// Where a job runs: what reads its tables and keeps its state. (What it
+/// runs with is in its plans: [`super::plan::JobSettings`].)
+pub struct Runtime<'a> {
+    pub sources: &'a dyn SourceProvider,
+    pub backend: &'a StateBackend,
+    /// Where the index-lookup store of delta joins lives (`None`: the
+    /// system temp dir).
+    pub state_dir: Option<&'a Path>,
 }
 
-/// Builds one job for `plans`, sink `k` for `plans[k]`. `keep_changelog`
+/// Builds one job for `plans`, sink `k` for `plans[k]`, with the settings
+/// they were planned with (the plans of one job share them). `keep_changelog`
 /// keeps every sink row in memory; `materialize` makes the sinks keep the
 /// result table. Also returns, per plan, the stage of each of its
 /// `root.stage_nodes()` (shared stages appear under every plan that uses
 /// them).
 pub fn build_job(
     plans: &[PhysicalPlan],
-    config: &Config,
-    sources: &dyn SourceProvider,
-    backend: &StateBackend,
+    runtime: &Runtime,
     keep_changelog: bool,
     materialize: bool,
 ) -> Result<(Job, Vec<Vec<StageId>>)> {
-    let reuse = Reuse::new(config);
+    let Some(settings) = plans.first().map(|p| &p.settings) else {
+        return Err(PlanError::plan("a job runs at least one plan"));
+    };
+    if plans.iter().any(|p| p.settings != *settings) {
+        return Err(PlanError::plan(
+            "the plans of one job must be planned with the same settings",
+        ));
+    }
+    let reuse = Reuse::new(settings);
     let mut graph = JobGraph {
         b: JobBuilder::new(),
-        sources,
-        backend,
-        state_dir: config.state_dir(),
+        sources: runtime.sources,
+        backend: runtime.backend,
+        state_dir: runtime.state_dir.map(Path::to_path_buf),
         counter: 0,
         store: None,
         reuse,
@@ -139,13 +147,11 @@ pub fn build_job(
         graph.connect(out, Target::Sink(id), Exchange::Single);
         stages.push(std::mem::take(&mut graph.stages));
     }
-    let bundle_latency = (config.mini_batch_enabled() && config.clock() == ClockKind::Processing)
-        .then(|| config.mini_batch_allow_latency());
     let options = JobOptions {
-        batch_size: config.source_batch_size(),
-        bundle_latency,
-        backend: backend.clone(),
-        deterministic_clock: config.clock() == ClockKind::Deterministic,
+        batch_size: settings.source_batch_size,
+        bundle_latency: settings.bundle_latency(),
+        backend: runtime.backend.clone(),
+        deterministic_clock: settings.clock == ClockKind::Deterministic,
     };
     Ok((graph.b.build(options).map_err(PlanError::plan)?, stages))
 }

@@ -19,7 +19,7 @@ use super::node::calc;
 use super::node::group_aggregate::GroupAggregate;
 use super::node::join::{Join, JoinHints};
 use super::node::source::Source;
-use super::plan::{PhysicalNode, PhysicalPlan, SinkPlan};
+use super::plan::{JobSettings, PhysicalNode, PhysicalPlan, QueryPlan, SinkPlan};
 use super::rules::{PhysicalOptimizer, RuleContext};
 use super::state_ttl;
 use crate::catalog_view::CatalogView;
@@ -57,7 +57,11 @@ pub fn plan_insert(
         sink: Some(&sink),
     };
     let root = optimizer.optimize(root, &ctx)?;
-    Ok(PhysicalPlan { root, sink })
+    Ok(PhysicalPlan {
+        root,
+        sink,
+        settings: JobSettings::resolve(config),
+    })
 }
 
 /// Plans a query without a sink (`EXPLAIN SELECT`): its result as a
@@ -66,11 +70,15 @@ pub fn plan_query(
     query: &LogicalPlan,
     catalog: &dyn CatalogView,
     config: &Config,
-) -> Result<PhysicalNode> {
+) -> Result<QueryPlan> {
     config.validate()?;
     let optimizer = PhysicalOptimizer::from_config(config)?;
     let root = translate(query, catalog, config)?;
-    optimizer.optimize(root, &RuleContext { config, sink: None })
+    let root = optimizer.optimize(root, &RuleContext { config, sink: None })?;
+    Ok(QueryPlan {
+        root,
+        settings: JobSettings::resolve(config),
+    })
 }
 
 /// The name a hint gives a join input: its alias, when it reads a table

@@ -16,10 +16,10 @@
 //! ask this module, so what EXPLAIN marks as reused is what the job shares.
 
 use super::node::source::{pushes_down, read_columns, Source};
+use super::plan::JobSettings;
 use super::plan::PhysicalNode;
-use crate::config::Config;
 
-/// What the configuration allows to be shared.
+/// What the job's settings allow to be shared.
 #[derive(Clone, Copy, Debug)]
 pub struct Reuse {
     sub_plan: bool,
@@ -46,11 +46,10 @@ fn computation(node: &PhysicalNode) -> String {
 }
 
 impl Reuse {
-    pub fn new(config: &Config) -> Reuse {
-        let sub_plan = config.reuse_sub_plan_enabled();
+    pub fn new(settings: &JobSettings) -> Reuse {
         Reuse {
-            sub_plan,
-            source: sub_plan && config.reuse_source_enabled(),
+            sub_plan: settings.reuse_sub_plan,
+            source: settings.reuse_sub_plan && settings.reuse_source,
         }
     }
 

@@ -10,13 +10,16 @@ use crate::config::Config;
 use crate::physical::display::{list, unique_names};
 use crate::physical::node::explain::{qualified, same, ExplainContext, ExplainNode, Role};
 use crate::physical::node::source::Source;
-use crate::physical::plan::{PhysicalNode, PhysicalPlan};
+use crate::physical::plan::{JobSettings, PhysicalNode, PhysicalPlan};
 use crate::physical::reuse::Reuse;
 use operators::exec::Exchange;
 
 /// Turns physical plans into EXPLAIN nodes.
 pub(crate) struct Builder<'a> {
+    /// The session's configuration, for advice.
     config: Option<&'a Config>,
+    /// The plan's settings: what the job shares, the mini-batch interval.
+    settings: Option<&'a JobSettings>,
     reuse: Option<Reuse>,
     /// Numbers identities that are shared with nothing.
     unique: usize,
@@ -49,8 +52,9 @@ impl ExplainContext for Builder<'_> {
     }
 
     fn mini_batch_interval_ms(&self) -> u128 {
-        self.config
-            .map(|c| c.mini_batch_allow_latency().as_millis())
+        self.settings
+            .and_then(|s| s.mini_batch_latency)
+            .map(|d| d.as_millis())
             .unwrap_or(0)
     }
 
@@ -60,11 +64,13 @@ impl ExplainContext for Builder<'_> {
 }
 
 impl<'a> Builder<'a> {
-    /// A builder for a job run under `config`.
-    pub fn new(config: &'a Config) -> Builder<'a> {
+    /// A builder for a job planned with `settings`, explained in a
+    /// session under `config`.
+    pub fn new(config: &'a Config, settings: &'a JobSettings) -> Builder<'a> {
         Builder {
             config: Some(config),
-            reuse: Some(Reuse::new(config)),
+            settings: Some(settings),
+            reuse: Some(Reuse::new(settings)),
             unique: 0,
             under_mini_batch: false,
         }
@@ -74,6 +80,7 @@ impl<'a> Builder<'a> {
     pub fn plain() -> Builder<'a> {
         Builder {
             config: None,
+            settings: None,
             reuse: None,
             unique: 0,
             under_mini_batch: false,

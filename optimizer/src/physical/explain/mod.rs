@@ -42,7 +42,7 @@ mod render;
 pub use builder::describe;
 
 use super::node::explain::ExplainNode;
-use super::plan::{PhysicalNode, PhysicalPlan};
+use super::plan::{JobSettings, PhysicalNode, PhysicalPlan, QueryPlan};
 use crate::config::Config;
 use crate::logical::{ExplainDetails, LogicalPlan};
 use builder::Builder;
@@ -54,6 +54,7 @@ pub struct Explained<'a> {
     query: Option<&'a LogicalPlan>,
     plan: Option<&'a PhysicalPlan>,
     root: &'a PhysicalNode,
+    settings: &'a JobSettings,
 }
 
 impl<'a> Explained<'a> {
@@ -63,15 +64,17 @@ impl<'a> Explained<'a> {
             query,
             plan: Some(plan),
             root: &plan.root,
+            settings: &plan.settings,
         }
     }
 
     /// A query without a sink (`EXPLAIN SELECT`).
-    pub fn query(query: &'a LogicalPlan, root: &'a PhysicalNode) -> Explained<'a> {
+    pub fn query(query: &'a LogicalPlan, plan: &'a QueryPlan) -> Explained<'a> {
         Explained {
             query: Some(query),
             plan: None,
-            root,
+            root: &plan.root,
+            settings: &plan.settings,
         }
     }
 }
@@ -97,9 +100,13 @@ fn number_advice(roots: &[ExplainNode]) -> (Vec<String>, std::collections::HashM
 }
 
 /// The EXPLAIN text of one statement: its INSERTs (one for an INSERT,
-/// several for a statement set) as one job under `config`.
+/// several for a statement set) as one job, planned with the settings of
+/// the first; `config` is the session's, for `PLAN_ADVICE`.
 pub fn explain(items: &[Explained], details: ExplainDetails, config: &Config) -> String {
-    let mut b = Builder::new(config);
+    let Some(first) = items.first() else {
+        return String::new();
+    };
+    let mut b = Builder::new(config, first.settings);
     let roots: Vec<ExplainNode> = items
         .iter()
         .map(|i| match i.plan {
