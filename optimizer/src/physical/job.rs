@@ -108,6 +108,7 @@ pub fn build_job(
         ));
     }
     let reuse = Reuse::new(settings);
+    let split_reads = split_reads(plans, &reuse);
     let mut graph = JobGraph {
         b: JobBuilder::new(),
         sources: runtime.sources,
@@ -117,7 +118,7 @@ pub fn build_job(
         store: None,
         reuse,
         shared: HashMap::new(),
-        split_reads: split_reads(plans, &reuse),
+        split_reads,
         reads: HashMap::new(),
         stages: Vec::new(),
     };

@@ -16,33 +16,27 @@
 //! ask this module, so what EXPLAIN marks as reused is what the job shares.
 
 use super::node::source::{pushes_down, read_columns, Source};
-use super::plan::JobSettings;
-use super::plan::PhysicalNode;
+use super::plan::{JobSettings, PhysicalNode};
+use std::cell::RefCell;
+use std::collections::HashMap;
 
-/// What the job's settings allow to be shared.
-#[derive(Clone, Copy, Debug)]
+/// What the job's settings allow to be shared, and the sub-plans seen.
+///
+/// A sub-plan's key is the number of what it computes: its own node in
+/// full (without the names its columns go by: `FROM t a` and `FROM t b`
+/// read the same rows) and its inputs by their numbers, so equal numbers
+/// mean equal sub-plans and each node is written out once. Numbers are
+/// remembered by node address: a `Reuse` serves one walk over plans that
+/// do not change meanwhile (building a job, explaining a statement).
+#[derive(Debug)]
 pub struct Reuse {
     sub_plan: bool,
     source: bool,
-}
-
-fn contains_source(node: &PhysicalNode) -> bool {
-    node.kind.is::<Source>() || node.inputs.iter().any(contains_source)
-}
-
-/// What a sub-plan computes, in full, without the names its columns go by
-/// (`FROM t a` and `FROM t b` read the same rows).
-fn computation(node: &PhysicalNode) -> String {
-    let inputs: Vec<String> = node.inputs.iter().map(computation).collect();
-    format!(
-        "{:?}|{:?}|{}|{:?}|{}|[{}]",
-        node.kind,
-        node.schema.types(),
-        node.changelog,
-        node.unique_key,
-        node.parallelism,
-        inputs.join(";")
-    )
+    /// Per node seen: its computation's number, and whether it reads a
+    /// table.
+    seen: RefCell<HashMap<*const PhysicalNode, (usize, bool)>>,
+    /// The number of each computation.
+    numbers: RefCell<HashMap<String, usize>>,
 }
 
 impl Reuse {
@@ -50,16 +44,47 @@ impl Reuse {
         Reuse {
             sub_plan: settings.reuse_sub_plan,
             source: settings.reuse_sub_plan && settings.reuse_source,
+            seen: RefCell::default(),
+            numbers: RefCell::default(),
         }
+    }
+
+    /// The number of what `node`'s sub-plan computes, and whether it reads
+    /// a table.
+    fn computation(&self, node: &PhysicalNode) -> (usize, bool) {
+        let at = node as *const PhysicalNode;
+        if let Some(&c) = self.seen.borrow().get(&at) {
+            return c;
+        }
+        let inputs: Vec<(usize, bool)> = node.inputs.iter().map(|c| self.computation(c)).collect();
+        let text = format!(
+            "{:?}|{:?}|{}|{:?}|{}|{:?}",
+            node.kind,
+            node.schema.types(),
+            node.changelog,
+            node.unique_key,
+            node.parallelism,
+            inputs.iter().map(|c| c.0).collect::<Vec<_>>()
+        );
+        let reads = node.kind.is::<Source>() || inputs.iter().any(|c| c.1);
+        let mut numbers = self.numbers.borrow_mut();
+        let next = numbers.len();
+        let number = *numbers.entry(text).or_insert(next);
+        self.seen.borrow_mut().insert(at, (number, reads));
+        (number, reads)
     }
 
     /// The key under which `node`'s whole sub-plan is shared with identical
     /// ones; `None` when it is not shared.
     pub fn sub_plan_key(&self, node: &PhysicalNode) -> Option<String> {
-        if !self.sub_plan || (!self.source && contains_source(node)) {
+        if !self.sub_plan {
             return None;
         }
-        Some(computation(node))
+        let (number, reads) = self.computation(node);
+        if reads && !self.source {
+            return None;
+        }
+        Some(format!("plan#{number}"))
     }
 
     /// The key under which a scan's read is shared (`node` is a

@@ -29,7 +29,7 @@ pub(crate) struct Builder<'a> {
 
 impl ExplainContext for Builder<'_> {
     fn identity(&mut self, n: &PhysicalNode) -> String {
-        match self.reuse.and_then(|r| r.sub_plan_key(n)) {
+        match self.reuse.as_ref().and_then(|r| r.sub_plan_key(n)) {
             Some(k) => k,
             None => self.unique(),
         }
@@ -41,7 +41,7 @@ impl ExplainContext for Builder<'_> {
     }
 
     fn scan_identity(&mut self, n: &PhysicalNode) -> String {
-        match self.reuse.and_then(|r| r.scan_key(n)) {
+        match self.reuse.as_ref().and_then(|r| r.scan_key(n)) {
             Some(k) => format!("SCAN|{k}"),
             None => self.unique(),
         }
@@ -192,7 +192,7 @@ fn two_phase_advice(config: &Config) -> Option<String> {
 /// stage name in run summaries and the description in compiled plans).
 pub fn describe(node: &PhysicalNode) -> String {
     let mut b = Builder::plain();
-    let e = b.node(node, false);
+    let e = node.spec().explain(node, &mut b);
     if !node.kind.is::<Source>() {
         return e.exec_line();
     }

@@ -6,12 +6,12 @@
 //! Its output is the group key followed by the accumulator: the row count
 //! and two slots per call (`acc$0`, `acc$1`, ...), insert-only.
 
+use super::aggregate_calls::{
+    call_text, check_calls, partial_final_attr, partial_names, PartialFinal,
+};
 use super::build::{operator_stage, JobContext, Out};
 use super::check::{self, Check};
 use super::explain::{same, ExplainContext, ExplainNode};
-use super::group_aggregate::{
-    call_text, check_calls, partial_final_attr, partial_names, PartialFinal,
-};
 use super::PhysicalNode;
 use crate::error::Result;
 use crate::logical::{Field, Schema};

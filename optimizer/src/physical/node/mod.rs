@@ -31,6 +31,7 @@
 //! Adding a kind of node: a module with its struct and `impl NodeSpec`, and
 //! one line in [`node_kinds!`] below (see `docs/architecture.md`).
 
+pub mod aggregate_calls;
 pub mod build;
 pub mod check;
 pub mod explain;
@@ -205,10 +206,11 @@ macro_rules! node_kinds {
                 }
             }
 
-            /// Every compiled-plan type name a kind of node may have.
-            pub fn type_names() -> Vec<&'static str> {
-                [$($module::$ty::TYPE_NAMES),*].concat()
-            }
+        }
+
+        /// Every compiled-plan type name a kind of node may have.
+        pub fn type_names() -> Vec<&'static str> {
+            [$($module::$ty::TYPE_NAMES),*].concat()
         }
 
         $(
