@@ -8,9 +8,9 @@
 //! order. Values are stored in canonical form: enums in their canonical
 //! spelling, durations in milliseconds (`5000 ms`).
 //!
-//! Every key, with its type, default and description, is in [`KEYS`] (and
-//! `lab help`/README's table are made from it): add a key there, with a
-//! constant for its name and a typed getter below.
+//! Every key, with its type, default and description, is in [`KEYS`]
+//! (README's table is made from it by `optimizer/tests/readme_config.rs`):
+//! add a key there, with a constant for its name and a typed getter below.
 
 use crate::error::PlanError;
 use std::fmt;

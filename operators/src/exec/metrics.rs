@@ -1,4 +1,4 @@
-//! What a run measured (DESIGN.md §8).
+//! What a run measured: per job, per stage and per sink.
 
 use crate::changelog::KindCounts;
 use crate::state::StateReport;

@@ -98,7 +98,7 @@ pub fn layout_for(n: &PhysicalNode, keys: &[usize]) -> JoinStateLayout {
 }
 
 /// The changelog a join emits for inputs with these changelogs.
-pub fn join_changelog(join_type: JoinType, l: ChangelogMode, r: ChangelogMode) -> ChangelogMode {
+fn join_changelog(join_type: JoinType, l: ChangelogMode, r: ChangelogMode) -> ChangelogMode {
     match join_type {
         JoinType::Inner => l.union(r),
         JoinType::Left => ChangelogMode {
@@ -129,7 +129,7 @@ pub fn ordered_by_unique_key(
 }
 
 /// Flink's name of a join type.
-pub fn join_type_name(t: JoinType) -> &'static str {
+fn join_type_name(t: JoinType) -> &'static str {
     match t {
         JoinType::Inner => "InnerJoin",
         JoinType::Left => "LeftOuterJoin",
