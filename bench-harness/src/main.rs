@@ -75,7 +75,7 @@ enum Command {
     ExecutePlan {
         /// A plan written by `lab compile-plan` (or COMPILE PLAN).
         plan: PathBuf,
-        /// Configuration for the run (backend, parallelism of execution, ...).
+        /// Where state lives (`state.backend.type`, `lab.state.dir`); the plan carries everything else.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Prints no progress bar.
