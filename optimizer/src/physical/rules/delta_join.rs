@@ -22,8 +22,11 @@
 //! 4. both sources are insert-only or upserts without deletes, and an
 //!    upserting side's join key and residual columns lie in its primary key
 //!    (so every version of a row joins the same rows);
-//! 5. the sink is an upsert sink: lookups see the latest store, so a pair
-//!    can be emitted twice, which only a keyed sink tolerates.
+//! 5. the sink is an upsert sink keyed on the join's unique key, and the
+//!    join's rows reach it through Calcs only: lookups see the latest
+//!    store, so a pair can be emitted twice, which only a keyed sink
+//!    tolerates (an aggregate or another join between would count the pair
+//!    twice).
 //!
 //! Why an upsert sink then materialises the batch join: with no deletes,
 //! every current pair is emitted at least once after both its rows are in
@@ -33,6 +36,7 @@
 use super::{PhysicalRule, RuleContext};
 use crate::config::{Config, DeltaJoinStrategy};
 use crate::error::{PlanError, Result};
+use crate::physical::node::calc::Calc;
 use crate::physical::node::delta_join::DeltaJoin;
 use crate::physical::node::join::Join;
 use crate::physical::node::sink_materializer::SinkMaterializer;
@@ -57,7 +61,12 @@ impl PhysicalRule for DeltaJoinRule {
         // sink on the join's own unique key (no materializer re-keys it).
         let sink_is_upsert = matches!(sink.encoding, SinkEncoding::Upsert { .. })
             && !root.kind.is::<SinkMaterializer>();
-        apply(&mut root, sink_is_upsert, ctx.config)?;
+        let to_sink = if sink_is_upsert {
+            Consumer::UpsertSink
+        } else {
+            Consumer::RetractSink
+        };
+        apply(&mut root, to_sink, ctx.config)?;
         Ok(root)
     }
 }
@@ -67,8 +76,19 @@ fn index_key(node: &PhysicalNode) -> Option<Vec<usize>> {
     node.kind.get::<Source>()?.index_key()
 }
 
+/// What takes a node's rows on their way to the sink.
+#[derive(Clone)]
+enum Consumer {
+    /// An upsert sink keyed on the node's unique key, through Calcs only.
+    UpsertSink,
+    /// A sink that keeps every row it is sent.
+    RetractSink,
+    /// A node that is not a Calc (its label).
+    Node(String),
+}
+
 /// Why a join cannot be a delta join, if it cannot.
-fn failed_precondition(node: &PhysicalNode, sink_is_upsert: bool) -> Option<String> {
+fn failed_precondition(node: &PhysicalNode, to_sink: &Consumer) -> Option<String> {
     let Some(Join {
         join_type,
         left_keys,
@@ -136,26 +156,36 @@ fn failed_precondition(node: &PhysicalNode, sink_is_upsert: bool) -> Option<Stri
             }
         }
     }
-    if !sink_is_upsert {
-        return Some("the sink has no primary key; delta join can emit a pair twice and needs an upsert sink".into());
+    match to_sink {
+        Consumer::UpsertSink => None,
+        Consumer::RetractSink => Some("the sink has no primary key; delta join can emit a pair twice and needs an upsert sink".into()),
+        Consumer::Node(label) => Some(format!(
+            "its rows reach the sink through a {label}; delta join can emit a pair twice, which only an upsert sink taking its rows directly absorbs"
+        )),
     }
-    None
 }
 
 /// Rewrites eligible joins in place. `FORCE` fails on the first join that
 /// cannot be a delta join; `AUTO` leaves it regular with a note.
-fn apply(node: &mut PhysicalNode, sink_is_upsert: bool, config: &Config) -> Result<()> {
+fn apply(node: &mut PhysicalNode, to_sink: Consumer, config: &Config) -> Result<()> {
     let strategy = config.delta_join_strategy();
     if strategy == DeltaJoinStrategy::None {
         return Ok(());
     }
+    // A Calc hands its input's rows on as they come; any other node does
+    // not (an aggregate would count a duplicate pair, a join join it).
+    let below = if node.kind.is::<Calc>() {
+        to_sink.clone()
+    } else {
+        Consumer::Node(node.label())
+    };
     for c in &mut node.inputs {
-        apply(c, sink_is_upsert, config)?;
+        apply(c, below.clone(), config)?;
     }
     let Some(join) = node.kind.get::<Join>() else {
         return Ok(());
     };
-    match failed_precondition(node, sink_is_upsert) {
+    match failed_precondition(node, &to_sink) {
         None => {
             let delta = DeltaJoin {
                 left_keys: join.left_keys.clone(),
