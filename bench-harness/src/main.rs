@@ -202,14 +202,25 @@ enum Command {
         quiet: bool,
     },
     /// A local Flink: install, start, status, stop.
+    #[command(after_help = "Examples:\n  \
+        lab flink install\n  \
+        lab flink start --taskmanagers 2 --slots 2\n  \
+        lab flink status\n  \
+        lab flink stop")]
     Flink {
         #[command(subcommand)]
         command: flink::FlinkCommand,
     },
     /// Runs a script on the lab and on Flink and compares results, changelogs,
     /// times and state per sink (exit code 1 when results differ).
+    #[command(after_help = "Examples:\n  \
+        lab compare examples/clicks_per_user.sql\n  \
+        lab compare examples/tenant_multijoin_10way.sql --set parallelism.default=4 \
+        --flink-rest flink-jm:8081")]
     Compare {
+        /// The Flink SQL script.
         script: PathBuf,
+        /// Configuration for both engines `key=value` (wins over the script's SET).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Configuration for Flink only (a key the lab does not model).
@@ -224,16 +235,22 @@ enum Command {
         /// Also writes the comparison as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
+        /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
     },
     /// Writes a bundle that runs the script on any Flink 2.x cluster: the
     /// rewritten script, the materialised data and run.sh.
+    #[command(after_help = "Examples:\n  \
+        lab export examples/clicks_per_user.sql -o bundle/\n  \
+        bundle/run.sh flink-jm:8081")]
     Export {
+        /// The Flink SQL script.
         script: PathBuf,
         /// The bundle's folder (must not exist).
-        #[arg(short, long, value_name = "DIR")]
+        #[arg(short = 'o', long = "out", alias = "output", value_name = "DIR")]
         output: PathBuf,
+        /// Configuration `key=value` written into the bundle's script.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// A script parameter: replaces `${name}`.
