@@ -15,7 +15,9 @@
 //! message that says what and where; an execution failure exits with 1.
 
 mod campaign;
+mod files;
 mod numbers;
+mod output;
 mod plot;
 mod stats;
 mod summary;
@@ -31,6 +33,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use optimizer::session::{
     compile_script, explain_script_in, run_script, write_plan, RunError, RunOptions,
 };
+use output::{errln, outln};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -207,6 +210,15 @@ impl Failure {
     }
 }
 
+impl From<output::OutputError> for Failure {
+    fn from(e: output::OutputError) -> Failure {
+        Failure {
+            code: 1,
+            message: e.to_string(),
+        }
+    }
+}
+
 impl From<campaign::CampaignError> for Failure {
     fn from(e: campaign::CampaignError) -> Failure {
         Failure {
@@ -225,11 +237,17 @@ impl From<RunError> for Failure {
     }
 }
 
+/// `--set KEY=VALUE` flags, each checked as `SET` checks it; an error
+/// names the flag.
 fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, Failure> {
     sets.iter()
         .map(|s| match s.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => {
-                Ok((k.trim().to_string(), v.trim().to_string()))
+                let (k, v) = (k.trim().to_string(), v.trim().to_string());
+                optimizer::config::Config::new()
+                    .set(&k, &v)
+                    .map_err(|e| Failure::input(format!("--set '{s}': {}", e.message)))?;
+                Ok((k, v))
             }
             _ => Err(Failure::input(format!("--set '{s}': expected KEY=VALUE"))),
         })
@@ -313,38 +331,75 @@ fn run_sql(
     bar.finish_and_clear();
     let outcomes = outcomes?;
     let many = outcomes.len() > 1;
-    println!("joinlab run {}", script.display());
-    for o in &outcomes {
-        print!("{}", summary::render(o));
+    // The files first, so that a failed write to stdout costs none of
+    // them. Each is written whole or not at all; when one fails, those
+    // written before it are kept and the error names them.
+    let mut written: Vec<Vec<String>> = vec![Vec::new(); outcomes.len()];
+    let mut failed: Option<String> = None;
+    'files: for (o, done) in outcomes.iter().zip(&mut written) {
         let columns = o.plan.sink.table.schema.names();
         if let Some(path) = changelog {
             let p = output_path(path, &o.sink, many);
-            datasets::csv_write::write_changelog_csv(&p, &columns, &o.changelog)
-                .map_err(|e| Failure::input(e.to_string()))?;
-            println!("  changelog written to {}", p.display());
+            match datasets::csv_write::write_changelog_csv(&p, &columns, &o.changelog) {
+                Ok(()) => done.push(format!("  changelog written to {}", p.display())),
+                Err(e) => {
+                    failed = Some(e.to_string());
+                    break 'files;
+                }
+            }
         }
         if let Some(path) = result {
             let p = output_path(path, &o.sink, many);
-            datasets::csv_write::write_result_csv(
-                &p,
-                &columns,
-                o.report.result.as_deref().unwrap_or_default(),
-            )
-            .map_err(|e| Failure::input(e.to_string()))?;
-            println!("  result written to {}", p.display());
+            let rows = o.report.result.as_deref().unwrap_or_default();
+            match datasets::csv_write::write_result_csv(&p, &columns, rows) {
+                Ok(()) => done.push(format!("  result written to {}", p.display())),
+                Err(e) => {
+                    failed = Some(e.to_string());
+                    break 'files;
+                }
+            }
         }
     }
-    Ok(())
+    let printed = (|| {
+        outln!("joinlab run {}", script.display())?;
+        for (o, done) in outcomes.iter().zip(&written) {
+            output::out(&summary::render(o))?;
+            for line in done {
+                outln!("{line}")?;
+            }
+        }
+        Ok::<(), output::OutputError>(())
+    })();
+    if let Some(e) = failed {
+        let kept: Vec<&str> = written
+            .iter()
+            .flatten()
+            .filter_map(|l| l.split_once(" written to ").map(|(_, p)| p))
+            .collect();
+        return Err(Failure {
+            code: 1,
+            message: if kept.is_empty() {
+                format!("{e}; no output file was written")
+            } else {
+                format!(
+                    "{e}; the output files written before it are complete and kept: {}",
+                    kept.join(", ")
+                )
+            },
+        });
+    }
+    Ok(printed?)
 }
 
 fn main() -> ExitCode {
-    // `lab run ... | head` should end quietly, not panic on a closed pipe.
+    // Output goes through `output`, where a closed pipe ends the output
+    // quietly; a stray write that still panics on one ends the same way.
     std::panic::set_hook(Box::new(|info| {
         let msg = info.to_string();
         if msg.contains("Broken pipe") {
             std::process::exit(0);
         }
-        eprintln!("{msg}");
+        output::err(&format!("{msg}\n"));
     }));
     let cli = Cli::parse();
     let outcome = match &cli.command {
@@ -369,7 +424,7 @@ fn main() -> ExitCode {
             let base = script.parent().map(Path::to_path_buf).unwrap_or_default();
             let text = explain_script_in(&sql, &base, &overrides)
                 .map_err(|e| Failure::input(e.to_string()))?;
-            print!("{text}");
+            output::out(&text)?;
             Ok(())
         })(),
         Command::CompilePlan { script, out, set } => (|| {
@@ -378,7 +433,7 @@ fn main() -> ExitCode {
             let plan =
                 compile_script(&sql, &overrides).map_err(|e| Failure::input(e.to_string()))?;
             write_plan(&plan, out, false).map_err(|e| Failure::input(e.to_string()))?;
-            println!("plan written to {}", out.display());
+            outln!("plan written to {}", out.display())?;
             Ok(())
         })(),
         Command::ExecutePlan { plan, set, quiet } => {
@@ -410,19 +465,27 @@ fn main() -> ExitCode {
         })
         .map(|_| ())
         .map_err(Failure::from),
-        Command::Plot { dir } => campaign::report::render(dir)
-            .map(|r| {
-                for w in &r.warnings {
-                    eprintln!("warning: {w}");
-                }
-                println!(
-                    "redrew {} chart(s) and index.md in {} from {} rows",
-                    r.charts,
-                    dir.display(),
-                    r.rows
-                );
-            })
-            .map_err(Failure::from),
+        Command::Plot { dir } => (|| {
+            let _lock = if dir.is_dir() {
+                Some(campaign::lock::ReportLock::acquire(
+                    dir,
+                    &format!("lab plot {}", dir.display()),
+                )?)
+            } else {
+                None
+            };
+            let r = campaign::report::render(dir)?;
+            for w in &r.warnings {
+                errln!("warning: {w}");
+            }
+            outln!(
+                "redrew {} chart(s) and index.md in {} from {} rows",
+                r.charts,
+                dir.display(),
+                r.rows
+            )?;
+            Ok(())
+        })(),
         Command::Tune {
             script,
             tries,
@@ -445,14 +508,16 @@ fn main() -> ExitCode {
                 save_baseline: save_baseline.as_deref(),
                 baseline: baseline.as_deref(),
             })?;
-            print!("{text}");
+            output::out(&text)?;
             Ok(())
         })(),
     };
     match outcome {
+        // A warning that could not be written is a failed output too.
+        Ok(()) if output::stderr_failed() => ExitCode::from(1),
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("error: {}", f.message);
+            errln!("error: {}", f.message);
             ExitCode::from(f.code)
         }
     }

@@ -797,13 +797,15 @@ pub fn render(dir: &Path) -> Result<Rendered, CampaignError> {
         let svg = dir.join(format!("{}.svg", c.slug));
         plot::draw(&chart, &png, &svg)
             .map_err(|e| CampaignError::execution(format!("chart '{}': {e}", c.title)))?;
+        super::crash_point::reached("chart");
     }
+    // Written last: a report with its index.md has every chart.
     let index = dir.join(INDEX);
-    std::fs::write(
+    crate::files::write_atomic(
         &index,
-        index_md(&spec, info.as_ref(), &data, changes.as_ref()),
+        index_md(&spec, info.as_ref(), &data, changes.as_ref()).as_bytes(),
     )
-    .map_err(|e| CampaignError::execution(format!("cannot write {}: {e}", index.display())))?;
+    .map_err(CampaignError::execution)?;
     Ok(Rendered {
         rows: table.rows.len(),
         charts: spec.charts.len(),

@@ -14,7 +14,7 @@
 use super::baseline::{ChangeRow, Changes};
 use super::cells::{self, SHORT_MARK};
 use super::metrics::{metric, Metric, Sample};
-use super::results::{RowWriter, Table};
+use super::results::{self, Table};
 use super::CampaignError;
 use crate::stats::{self, Spread};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -382,7 +382,6 @@ fn save_baseline(r: &TuneRuns, store: &Path, name: &str) -> Result<String, Campa
     std::fs::create_dir_all(store)
         .map_err(|e| CampaignError::execution(format!("cannot create {}: {e}", store.display())))?;
     let path = store.join(format!("{name}.csv"));
-    let tmp = store.join(format!(".{name}.csv.tmp"));
     let header: Vec<String> = BASELINE_LEADING
         .iter()
         .map(|s| s.to_string())
@@ -406,10 +405,8 @@ fn save_baseline(r: &TuneRuns, store: &Path, name: &str) -> Result<String, Campa
             }
         }
     }
-    drop(RowWriter::create(&tmp, &header, &rows)?);
     let replaced = path.exists();
-    std::fs::rename(&tmp, &path)
-        .map_err(|e| CampaignError::execution(format!("cannot write {}: {e}", path.display())))?;
+    results::write_table(&path, &header, &rows)?;
     Ok(format!(
         "{} baseline '{name}' ({})",
         if replaced {

@@ -159,21 +159,21 @@ fn range(values: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> (f64,
     )
 }
 
-/// Draws `chart` into `png` and `svg`.
+/// Draws `chart` into `png` and `svg`, each written under a temporary
+/// name and renamed into place (a chart file is never half drawn).
 pub fn draw(chart: &LineChart, png: &Path, svg: &Path) -> Result<(), String> {
-    {
-        let root = BitMapBackend::new(png, size(chart)).into_drawing_area();
+    crate::files::write_atomic_with(png, |tmp| {
+        let root = BitMapBackend::new(tmp, size(chart)).into_drawing_area();
         draw_on(&root, chart)?;
         root.present()
-            .map_err(|e| format!("cannot write {}: {e}", png.display()))?;
-    }
-    {
-        let root = SVGBackend::new(svg, size(chart)).into_drawing_area();
+            .map_err(|e| format!("cannot write {}: {e}", png.display()))
+    })?;
+    crate::files::write_atomic_with(svg, |tmp| {
+        let root = SVGBackend::new(tmp, size(chart)).into_drawing_area();
         draw_on(&root, chart)?;
         root.present()
-            .map_err(|e| format!("cannot write {}: {e}", svg.display()))?;
-    }
-    Ok(())
+            .map_err(|e| format!("cannot write {}: {e}", svg.display()))
+    })
 }
 
 fn color(i: usize) -> RGBColor {
