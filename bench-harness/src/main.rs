@@ -370,25 +370,27 @@ fn run_sql(
         }
         Ok::<(), output::OutputError>(())
     })();
-    if let Some(e) = failed {
-        let kept: Vec<&str> = written
-            .iter()
-            .flatten()
-            .filter_map(|l| l.split_once(" written to ").map(|(_, p)| p))
-            .collect();
-        return Err(Failure {
-            code: 1,
-            message: if kept.is_empty() {
-                format!("{e}; no output file was written")
-            } else {
-                format!(
-                    "{e}; the output files written before it are complete and kept: {}",
-                    kept.join(", ")
-                )
-            },
-        });
-    }
-    Ok(printed?)
+    let kept: Vec<&str> = written
+        .iter()
+        .flatten()
+        .filter_map(|l| l.split_once(" written to ").map(|(_, p)| p))
+        .collect();
+    let error = match (failed, printed) {
+        (Some(e), _) if kept.is_empty() => format!("{e}; no output file was written"),
+        (Some(e), _) => format!(
+            "{e}; the output files written before it are complete and kept: {}",
+            kept.join(", ")
+        ),
+        (None, Err(e)) if !kept.is_empty() => {
+            format!("{e}; the output files are complete: {}", kept.join(", "))
+        }
+        (None, Err(e)) => e.to_string(),
+        (None, Ok(())) => return Ok(()),
+    };
+    Err(Failure {
+        code: 1,
+        message: error,
+    })
 }
 
 fn main() -> ExitCode {
@@ -432,8 +434,17 @@ fn main() -> ExitCode {
             let sql = read_script(script)?;
             let plan =
                 compile_script(&sql, &overrides).map_err(|e| Failure::input(e.to_string()))?;
-            write_plan(&plan, out, false).map_err(|e| Failure::input(e.to_string()))?;
-            outln!("plan written to {}", out.display())?;
+            // An existing file is refused (bad input); a failed write is
+            // a failure of execution.
+            let existed = out.exists();
+            write_plan(&plan, out, false).map_err(|e| Failure {
+                code: if existed { 2 } else { 1 },
+                message: e.to_string(),
+            })?;
+            outln!("plan written to {}", out.display()).map_err(|e| Failure {
+                code: 1,
+                message: format!("{e}; the plan {} is complete", out.display()),
+            })?;
             Ok(())
         })(),
         Command::ExecutePlan { plan, set, quiet } => {

@@ -153,10 +153,20 @@ pub fn write_plan(
             path.display()
         )));
     }
-    let tmp = path.with_extension("json.tmp");
+    // Written under a temporary name and renamed: a plan file is complete
+    // or absent, and a failed write (a full disk) leaves no temporary file.
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.tmp",
+        name.unwrap_or_default(),
+        std::process::id()
+    ));
     std::fs::write(&tmp, compiled_plan::compile(plan))
         .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| PlanError::plan(format!("cannot write plan {}: {e}", path.display())))?;
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            PlanError::plan(format!("cannot write plan {}: {e}", path.display()))
+        })?;
     Ok(true)
 }
 
