@@ -79,3 +79,115 @@ INSERT INTO p SELECT a, b FROM i;
         "{err}"
     );
 }
+
+/// Runs `cmd` and fails the test if it takes longer than a generous
+/// minute (it used to take 78 s of did-you-mean search). Its output goes
+/// to files in `dir` (a long message would fill a pipe nobody reads).
+fn output_within_a_minute(dir: &Path, cmd: &mut Command) -> Output {
+    let (out, err) = (dir.join("stdout.txt"), dir.join("stderr.txt"));
+    let mut child = cmd
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("still running after a minute");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: std::fs::read(out).unwrap(),
+        stderr: std::fs::read(err).unwrap(),
+    }
+}
+
+#[test]
+fn identifiers_of_100k_characters_are_refused_without_a_long_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = "a".repeat(100_000);
+    let b = format!("{}b", "a".repeat(99_999));
+    write(
+        dir.path(),
+        "long.sql",
+        &format!(
+            "CREATE TABLE t ({a} INT, {a}x INT) WITH ('connector'='datagen','number-of-rows'='3');
+CREATE TABLE o (x INT) WITH ('connector'='blackhole');
+INSERT INTO o SELECT {b} FROM t;
+"
+        ),
+    );
+    let o = output_within_a_minute(
+        dir.path(),
+        lab().current_dir(dir.path()).args(["explain", "long.sql"]),
+    );
+    let err = refused(&o);
+    assert!(
+        err.starts_with("error: validation error at line 3, column 22: Column 'aaa"),
+        "{}",
+        &err[..200]
+    );
+    assert!(
+        !err.contains("Did you mean"),
+        "no suggestion for such names"
+    );
+}
+
+#[test]
+fn configuration_errors_name_the_set_line_or_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "s.sql",
+        "CREATE TABLE t (a INT) WITH ('connector'='datagen','number-of-rows'='3');
+CREATE TABLE o (a INT) WITH ('connector'='blackhole');
+
+SET 'lab.source.batch-size' = '2147483647';
+INSERT INTO o SELECT a FROM t;
+",
+    );
+    for cmd in ["run", "explain"] {
+        let o = lab()
+            .current_dir(dir.path())
+            .args([cmd, "s.sql"])
+            .output()
+            .unwrap();
+        let err = refused(&o);
+        assert_eq!(
+            err.trim_end(),
+            "error: configuration error at line 4, column 1: invalid value '2147483647' for \
+             configuration key 'lab.source.batch-size': expected a 32-bit integer from 1 to \
+             1048576 (a batch's buffer is allocated before it is filled)",
+            "{cmd}"
+        );
+    }
+    let o = lab()
+        .current_dir(dir.path())
+        .args(["run", "s.sql", "--set", "parallelism.default=99999"])
+        .output()
+        .unwrap();
+    let err = refused(&o);
+    assert!(
+        err.starts_with(
+            "error: --set 'parallelism.default=99999': invalid value '99999' for configuration \
+             key 'parallelism.default': expected a 32-bit integer from 1 to 32768"
+        ),
+        "{err}"
+    );
+    let o = lab()
+        .current_dir(dir.path())
+        .args(["tune", "s.sql", "--try", "parallelism.default=1,40000"])
+        .output()
+        .unwrap();
+    let err = refused(&o);
+    assert!(
+        err.starts_with("error: --try 'parallelism.default=1,40000': invalid value '40000'"),
+        "{err}"
+    );
+}

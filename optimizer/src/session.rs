@@ -102,10 +102,11 @@ pub fn configs_per_insert(
     };
     // Overrides are checked even for a script without INSERT.
     apply_overrides(&base)?;
-    for s in &script.statements {
+    for (i, s) in script.statements.iter().enumerate() {
         let action = match s {
             Statement::Set { key, value } => {
-                base.set(key, value)?;
+                let (line, column) = script.positions.get(i).copied().unwrap_or((0, 0));
+                base.set(key, value).map_err(|e| e.at(line, column))?;
                 continue;
             }
             Statement::CreateTable(_) => continue,

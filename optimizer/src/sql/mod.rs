@@ -38,6 +38,10 @@ use sqlparser::dialect::GenericDialect;
 pub struct Script {
     pub statements: Vec<Statement>,
     pub catalog: Catalog,
+    /// Where each statement starts in the script (line, column; 1-based),
+    /// in the order of `statements`: errors found after binding (a `SET`
+    /// value) point there.
+    pub positions: Vec<(u64, u64)>,
 }
 
 impl Script {
@@ -62,15 +66,18 @@ impl Script {
 pub fn parse_script(sql: &str) -> Result<Script, PlanError> {
     let mut catalog = Catalog::default();
     let mut statements = Vec::new();
+    let mut positions = Vec::new();
     for raw in script::split(sql)? {
         let at = |e: PlanError| e.at(raw.line, raw.column);
         if let Some(stmt) = bind_raw(&mut catalog, &raw).map_err(at)? {
             statements.push(stmt);
+            positions.push((raw.line, raw.column));
         }
     }
     Ok(Script {
         statements,
         catalog,
+        positions,
     })
 }
 
