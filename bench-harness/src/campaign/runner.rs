@@ -62,7 +62,7 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
     let spec = Spec::load(&args.spec)?;
     let template = spec.load_script()?;
     let plan = spec.plan(args.quick);
-    let scripts = preflight(&spec, &template, &plan)?;
+    let scripts = preflight(&spec, &template, &plan, args.quick)?;
 
     let out = args
         .out
@@ -73,6 +73,10 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
     }
     if let Some(name) = &args.baseline {
         baseline::check_name("--baseline", name)?;
+        if !out.exists() {
+            // Refused before the report directory is made.
+            baseline::require(&out, name)?;
+        }
     }
     std::fs::create_dir_all(&out)
         .map_err(|e| CampaignError::execution(format!("cannot create {}: {e}", out.display())))?;
@@ -349,41 +353,120 @@ fn resume_finished(
 }
 
 /// Renders the script of every point, checks it parses and has an INSERT,
-/// plans it under every variant, and checks the charts' sinks. Returns
-/// each point's script and sinks.
+/// opens its generated tables (where sweep values land) and plans it under
+/// every variant, and checks the charts' sinks. Returns each point's
+/// script and sinks. The points of the other mode (`--quick` or not) are
+/// checked too: a spec is checked whole before anything runs. An error
+/// points at the spec line of the sweep value or the variant it comes
+/// from, when one is to blame ([`blame`]).
 fn preflight(
     spec: &Spec,
     template: &ScriptTemplate,
     plan: &Plan,
+    quick: bool,
 ) -> Result<Vec<(String, Vec<String>)>, CampaignError> {
     let mut out = Vec::new();
     for point in &plan.points {
-        let sql = template.render(spec, point);
-        let at = |what: String| {
-            let label = spec.point_label(point);
-            if label.is_empty() {
-                format!("{}: {what}", template.path.display())
-            } else {
-                format!("{} with {label}: {what}", template.path.display())
-            }
-        };
-        let sinks = template
-            .inspect(&sql)
-            .map_err(|e| CampaignError::input(at(e)))?;
-        if sinks.is_empty() {
-            return Err(CampaignError::input(at(
-                "the script has no INSERT: a campaign measures INSERT statements".to_string(),
-            )));
+        out.push(check_point(spec, template, point)?);
+    }
+    for point in spec.plan(!quick).points {
+        if !plan.points.iter().any(|p| p.values == point.values) {
+            check_point(spec, template, &point)?;
         }
-        for variant in &spec.variants {
-            explain_script(&sql, &spec.overrides(variant, point)).map_err(|e| {
-                CampaignError::input(at(format!("variant '{}': {e}", variant.name)))
-            })?;
-        }
-        spec.check_chart_sinks(&sinks)?;
-        out.push((sql, sinks));
     }
     Ok(out)
+}
+
+/// The checks of [`preflight`] for one point.
+fn check_point(
+    spec: &Spec,
+    template: &ScriptTemplate,
+    point: &Point,
+) -> Result<(String, Vec<String>), CampaignError> {
+    let sql = template.render(spec, point);
+    let sinks = template
+        .inspect(&sql)
+        .map_err(|e| blame(spec, template, point, None, e))?;
+    if sinks.is_empty() {
+        return Err(CampaignError::input(at_point(
+            spec,
+            template,
+            point,
+            "the script has no INSERT: a campaign measures INSERT statements",
+        )));
+    }
+    for variant in &spec.variants {
+        explain_script(&sql, &spec.overrides(variant, point))
+            .map_err(|e| blame(spec, template, point, Some(variant), e.to_string()))?;
+    }
+    spec.check_chart_sinks(&sinks)?;
+    Ok((sql, sinks))
+}
+
+/// `what`, said of the script at `point`.
+fn at_point(spec: &Spec, template: &ScriptTemplate, point: &Point, what: &str) -> String {
+    let label = spec.point_label(point);
+    if label.is_empty() {
+        format!("{}: {what}", template.path.display())
+    } else {
+        format!("{} with {label}: {what}", template.path.display())
+    }
+}
+
+/// The error of a point (and variant) that failed its checks with
+/// `message`, placed at the spec line to blame: the sweep value without
+/// which the point passes (another value of that dimension makes it
+/// pass), else the variant without which it passes, else the script.
+/// Runs only on failure; each try is a parse and a plan.
+fn blame(
+    spec: &Spec,
+    template: &ScriptTemplate,
+    point: &Point,
+    variant: Option<&Variant>,
+    message: String,
+) -> CampaignError {
+    let passes = |p: &Point, v: Option<&Variant>| {
+        let sql = template.render(spec, p);
+        template.inspect(&sql).is_ok()
+            && v.is_none_or(|v| explain_script(&sql, &spec.overrides(v, p)).is_ok())
+    };
+    let context = at_point(spec, template, point, "")
+        .trim_end_matches(": ")
+        .to_string();
+    for (d, dim) in spec.dims.iter().enumerate() {
+        let value = &point.values[d];
+        let mut other = point.clone();
+        for alt in spec.all_values(d).into_iter().filter(|a| a != value) {
+            other.values[d] = alt;
+            if passes(&other, variant) {
+                return spec.value_error(
+                    d,
+                    value,
+                    format!(
+                        "sweep value {} = {value}: {message} (in {context})",
+                        dim.name
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(v) = variant {
+        if spec
+            .variants
+            .iter()
+            .any(|o| o.name != v.name && passes(point, Some(o)))
+        {
+            return spec
+                .variant_error(v, format!("variant '{}': {message} (in {context})", v.name));
+        }
+        return CampaignError::input(at_point(
+            spec,
+            template,
+            point,
+            &format!("variant '{}': {message}", v.name),
+        ));
+    }
+    CampaignError::input(at_point(spec, template, point, &message))
 }
 
 /// Where a run failed; repeat 0 is the warm-up run.
