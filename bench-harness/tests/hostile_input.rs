@@ -191,3 +191,157 @@ INSERT INTO o SELECT a FROM t;
         "{err}"
     );
 }
+
+const TINY_SQL: &str = "CREATE TABLE src (k BIGINT, v BIGINT) WITH (
+  'connector' = 'datagen', 'number-of-rows' = '${rows}',
+  'fields.k.min' = '1', 'fields.k.max' = '50', 'fields.v.min' = '1', 'fields.v.max' = '9',
+  'seed' = '${seed}');
+CREATE TABLE out (k BIGINT, n BIGINT, s BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO out SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k;
+";
+
+const TINY_SPEC: &str = r#"name = "edited"
+script = "s.sql"
+repeats = 1
+[variants.p1]
+"parallelism.default" = 1
+[variants.p2]
+"parallelism.default" = 2
+[sweep]
+rows = [300]
+seed = [1, 2]
+[[chart]]
+title = "Throughput"
+x = "seed"
+y = "throughput_rows_per_s"
+log_y = true
+[[chart]]
+title = "Accesses"
+x = "rows"
+y = "state_accesses"
+series = "seed"
+log_x = true
+"#;
+
+/// The width and height of a PNG file.
+fn png_size(path: &Path) -> (u32, u32) {
+    let b = std::fs::read(path).unwrap();
+    let word = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+    (word(16), word(20))
+}
+
+#[test]
+fn plot_reads_an_edited_results_file_defensively() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "s.sql", TINY_SQL);
+    write(dir.path(), "c.toml", TINY_SPEC);
+    let report = dir.path().join("report");
+    let o = lab()
+        .current_dir(dir.path())
+        .args(["campaign", "c.toml", "--quiet", "--out", "report"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let results = report.join("results.csv");
+    let original = std::fs::read_to_string(&results).unwrap();
+    let header: Vec<&str> = original.lines().next().unwrap().split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    let (tp, seed, acc) = (
+        col("throughput_rows_per_s"),
+        col("seed"),
+        col("state_accesses"),
+    );
+
+    // Numbers at the ends of what an f64 holds, a 300,000-character
+    // parameter value, and 2000 copies of every row.
+    let edit = |f: &dyn Fn(usize, &mut Vec<String>)| -> String {
+        let mut lines = vec![original.lines().next().unwrap().to_string()];
+        for (i, line) in original.lines().skip(1).enumerate() {
+            let mut fields: Vec<String> = line.split(',').map(str::to_string).collect();
+            f(i, &mut fields);
+            lines.push(fields.join(","));
+        }
+        lines.join("\n") + "\n"
+    };
+    let long = "s".repeat(300_000);
+    let hostile = edit(&|i, f| match i {
+        0 => f[tp] = "1e308".into(),
+        1 => f[tp] = "5e-324".into(),
+        2 => {
+            f[seed] = long.clone();
+            f[acc] = "-1.7e308".into();
+        }
+        _ => f[acc] = "1.7e308".into(),
+    });
+    // Every row 2000 times, but the long one once (it alone is 300 KB).
+    let (short, long_line): (Vec<&str>, Vec<&str>) =
+        hostile.lines().skip(1).partition(|l| l.len() < 1000);
+    let body: String = short.iter().map(|l| format!("{l}\n")).collect();
+    let many = format!(
+        "{}\n{}{}\n",
+        hostile.lines().next().unwrap(),
+        body.repeat(2000),
+        long_line.join("\n")
+    );
+    std::fs::write(&results, many).unwrap();
+    let o = output_within_a_minute(dir.path(), lab().arg("plot").arg(&report));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    for chart in ["throughput.png", "accesses.png"] {
+        let (w, h) = png_size(&report.join(chart));
+        assert!(w <= 1400 && h == 600, "{chart}: {w} x {h}");
+    }
+
+    // NaN or infinity is no measurement: refused with its line.
+    std::fs::write(
+        &results,
+        edit(&|i, f| {
+            if i == 2 {
+                f[tp] = "NaN".into()
+            }
+        }),
+    )
+    .unwrap();
+    let err = refused(&lab().arg("plot").arg(&report).output().unwrap());
+    assert!(
+        err.contains("results.csv:4: throughput_rows_per_s = 'NaN' is not a finite number"),
+        "{err}"
+    );
+}
+
+#[test]
+fn tune_bounds_what_its_flags_multiply() {
+    let clicks = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/clicks_per_user.sql"
+    ));
+    let o = lab()
+        .arg("tune")
+        .arg(clicks)
+        .args([
+            "--try",
+            "parallelism.default=1,2",
+            "--repeats",
+            "4294967295",
+        ])
+        .output()
+        .unwrap();
+    let err = refused(&o);
+    assert!(
+        err.contains("--repeats 4294967295: expected an integer from 1 to 1000"),
+        "{err}"
+    );
+    let eleven = "1,2,3,4,5,6,7,8,9,10,11";
+    let o = lab()
+        .arg("tune")
+        .arg(clicks)
+        .args(["--try", &format!("parallelism.default={eleven}")])
+        .args(["--try", &format!("lab.source.batch-size={eleven}")])
+        .args(["--try", &format!("table.exec.mini-batch.size={eleven}")])
+        .output()
+        .unwrap();
+    let err = refused(&o);
+    assert!(
+        err.contains("the --try values make more than 1000 variants"),
+        "{err}"
+    );
+}

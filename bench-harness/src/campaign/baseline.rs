@@ -248,6 +248,8 @@ pub(super) fn compare(
         ));
     }
     let many_sinks = data.sinks.len() > 1;
+    let base_points: std::collections::HashMap<&Vec<String>, usize> =
+        base.points.iter().rev().map(|(i, p)| (p, *i)).collect();
     let mut rows = Vec::new();
     for (id, params) in &data.points {
         let label = report::point_label(spec, params);
@@ -256,11 +258,7 @@ pub(super) fn compare(
         } else {
             format!("point {id}: {label}")
         };
-        let base_id = base
-            .points
-            .iter()
-            .find(|(_, p)| p == params)
-            .map(|(i, _)| *i);
+        let base_id = base_points.get(params).copied();
         for v in &spec.variants {
             for (sink, m) in metrics {
                 let now = data.values(*id, &v.name, sink, m);
