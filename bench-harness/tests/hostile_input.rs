@@ -345,3 +345,31 @@ fn tune_bounds_what_its_flags_multiply() {
         "{err}"
     );
 }
+
+#[test]
+fn csv_option_errors_name_the_table_the_option_and_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "q.csv", "1\n");
+    write(
+        dir.path(),
+        "s.sql",
+        "CREATE TABLE o (a INT) WITH ('connector' = 'blackhole');
+CREATE TABLE t (a INT) WITH ('connector' = 'filesystem', 'path' = 'q.csv',
+  'format' = 'csv', 'csv.field-delimiter' = ';;');
+INSERT INTO o SELECT a FROM t;
+",
+    );
+    let o = lab()
+        .current_dir(dir.path())
+        .args(["run", "s.sql", "--quiet"])
+        .output()
+        .unwrap();
+    let err = refused(&o);
+    assert!(
+        err.starts_with(
+            "error: validation error at line 2, column 1: table 't': option \
+             'csv.field-delimiter' = ';;': expected a single ASCII character"
+        ),
+        "{err}"
+    );
+}

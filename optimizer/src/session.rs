@@ -131,6 +131,21 @@ pub fn configs_per_insert(
     Ok(out)
 }
 
+/// A connector's option error ("table 't': option ...") found when the
+/// job opens its sources, placed at the `CREATE TABLE` of that table.
+fn at_table_definition(script: &Script, e: PlanError) -> PlanError {
+    if e.location.is_some() {
+        return e;
+    }
+    let defined = script.statements.iter().zip(&script.positions).find(|(s, _)| {
+        matches!(s, Statement::CreateTable(t) if e.message.starts_with(&format!("table '{}':", t.name)))
+    });
+    match defined {
+        Some((_, &(line, column))) => e.at(line, column),
+        None => e,
+    }
+}
+
 /// Reads and rebuilds a compiled plan.
 pub fn load_plan(path: &Path) -> Result<PhysicalPlan, PlanError> {
     let text = std::fs::read_to_string(path)
@@ -285,7 +300,8 @@ pub fn run_parsed(
             &backend,
             options.keep_changelog,
             options.materialize,
-        )?;
+        )
+        .map_err(|e| at_table_definition(script, e))?;
         let sink = plan.sink.table.name.clone();
         if let Some(path) = crate::physical::job::sink_file(&plan.sink.table) {
             // Insert-only (the planner refuses updates into a file sink).
