@@ -12,7 +12,8 @@
 //!   compares configurations of one script
 //!
 //! Bad input (SQL, configuration, files, CSV rows) exits with code 2 and a
-//! message that says what and where; an execution failure exits with 1.
+//! message that says what and where; an execution failure exits with 1,
+//! and so does a failed write to stdout or an output file ([`output`]).
 
 mod campaign;
 mod files;
@@ -42,7 +43,7 @@ use std::process::ExitCode;
     name = "lab",
     version,
     about = "joinlab: a performance lab for streaming SQL joins and aggregations",
-    after_help = "Bad input exits with code 2 and says what and where; a failed run exits with 1.\n\
+    after_help = "Bad input exits with code 2 and says what and where; a failed run or write exits with 1.\n\
                   Run `lab help <command>` for a command's flags and an example."
 )]
 struct Cli {
@@ -133,7 +134,8 @@ enum Command {
         /// Uses the spec's [quick] values (and one repeat unless it says otherwise).
         #[arg(long)]
         quick: bool,
-        /// Keeps the runs of an interrupted campaign (results.csv.partial).
+        /// Continues an interrupted campaign: keeps its finished runs
+        /// (results.csv.partial, or results.csv) and runs only the others.
         #[arg(long)]
         resume: bool,
         /// The report directory (default: reports/<name>/).

@@ -343,3 +343,20 @@ fn a_second_campaign_on_the_same_directory_is_refused_and_a_killed_ones_lock_is_
         assert!(after.contains(row), "a finished row was lost");
     }
 }
+
+#[test]
+fn resume_of_a_finished_campaign_with_a_new_chart_only_redraws() {
+    let lab = Lab::new(300);
+    lab.ok(&[]);
+    let results = std::fs::read(lab.file("results.csv")).unwrap();
+    let spec = std::fs::read_to_string(lab.dir.path().join("c.toml")).unwrap();
+    std::fs::write(
+        lab.dir.path().join("c.toml"),
+        format!("{spec}\n[[chart]]\ntitle = \"Wall\"\nx = \"seed\"\ny = \"wall_ms\"\n"),
+    )
+    .unwrap();
+    let stdout = lab.ok(&["--resume"]);
+    assert!(stdout.contains("drawing the charts"), "{stdout}");
+    assert!(lab.file("wall.svg").exists());
+    assert_eq!(std::fs::read(lab.file("results.csv")).unwrap(), results);
+}

@@ -289,8 +289,9 @@ fn print_finished(
 
 /// `--resume` of a campaign whose runs are all in `results.csv`: nothing
 /// runs again. Charts and `index.md` are drawn when their step was cut
-/// short (no `index.md`, which is written last) or a different
-/// `--baseline` is asked for; otherwise nothing changes.
+/// short (no `index.md`, which is written last), the spec's text changed
+/// (a chart added) or a different `--baseline` is asked for; otherwise
+/// nothing changes.
 fn resume_finished(
     args: &CampaignArgs,
     out: &Path,
@@ -323,15 +324,16 @@ fn resume_finished(
             &toml::to_string(&*info).map_err(|e| CampaignError::execution(e.to_string()))?,
         )?;
     }
+    // The spec matched the results (same points, variants and columns);
+    // a spec.toml that differs (charts changed, or taken by a move to
+    // history/ cut short) is replaced and the report redrawn.
     let spec_copy = out.join(report::SPEC_COPY);
-    if !spec_copy.exists() {
-        // Killed while history/ took the previous run's spec.toml (and
-        // before results.csv, which goes last): this run's spec is the
-        // one that matched the results.
-        let spec = Spec::load(&args.spec)?;
+    let spec = Spec::load(&args.spec)?;
+    let spec_changed = std::fs::read_to_string(&spec_copy).ok().as_deref() != Some(&spec.text);
+    if spec_changed {
         write_file(&spec_copy, &spec.text)?;
     }
-    if out.join(report::INDEX).exists() && !baseline_changed {
+    if out.join(report::INDEX).exists() && !baseline_changed && !spec_changed {
         outln!(
             "lab campaign: nothing to resume: {} holds every run of this campaign and its \
              report ({}) is complete",
