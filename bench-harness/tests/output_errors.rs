@@ -288,3 +288,44 @@ fn a_campaign_on_a_full_disk_stops_with_an_error_and_resumes() {
         names(&dir.path().join("r"))
     );
 }
+
+#[test]
+fn a_run_that_fails_writes_no_output_file_and_keeps_finished_sinks() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.csv"), "1\n2\nthree\n").unwrap();
+    std::fs::write(
+        dir.path().join("s.sql"),
+        "CREATE TABLE src (k BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '5',
+  'fields.k.kind' = 'sequence', 'fields.k.start' = '1', 'fields.k.end' = '5');
+CREATE TABLE bad (k BIGINT) WITH ('connector' = 'filesystem', 'path' = 'bad.csv', 'format' = 'csv');
+CREATE TABLE file_sink (k BIGINT) WITH ('connector' = 'filesystem', 'path' = 'sink.csv', 'format' = 'csv');
+CREATE TABLE out (k BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO file_sink SELECT k FROM src;
+INSERT INTO out SELECT k FROM bad;
+",
+    )
+    .unwrap();
+    let o = lab()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "s.sql",
+            "--quiet",
+            "--result",
+            "r.csv",
+            "--changelog",
+            "c.csv",
+        ])
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("bad.csv line 3"), "{err}");
+    assert_eq!(
+        names(dir.path()),
+        ["bad.csv", "s.sql", "sink.csv"],
+        "no --result or --changelog file, no temporary file"
+    );
+    let sink = std::fs::read_to_string(dir.path().join("sink.csv")).unwrap();
+    assert_eq!(sink.lines().count(), 5, "{sink}");
+}
