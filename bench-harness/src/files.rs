@@ -1,6 +1,8 @@
 //! Files written whole or not at all: into a temporary file beside the
 //! target, renamed over it once complete. A failed write removes the
-//! temporary file, so neither a half-written file nor debris is left.
+//! temporary file, so neither a half-written file nor debris is left; the
+//! temporary file of a killed writer is removed by the next process that
+//! locks the directory ([`sweep_temporaries`]).
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +19,36 @@ pub fn temporary(path: &Path) -> PathBuf {
         Some(ext) => format!(".{stem}.{pid}-tmp.{}", ext.to_string_lossy()),
         None => format!(".{stem}.{pid}-tmp"),
     })
+}
+
+/// Whether `name` is one of [`temporary`]'s names.
+fn is_temporary(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('.') else {
+        return false;
+    };
+    // `<stem>.<pid>-tmp` or `<stem>.<pid>-tmp.<ext>`.
+    let before_ext = match rest.rsplit_once("-tmp") {
+        Some((head, tail)) if tail.is_empty() || tail.starts_with('.') => head,
+        _ => return false,
+    };
+    before_ext.rsplit_once('.').is_some_and(|(stem, pid)| {
+        !stem.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// Removes the temporary files a killed writer left in `dir` and returns
+/// how many. Only for a directory this process has locked: then no other
+/// writer is at work there.
+pub fn sweep_temporaries(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| e.file_name().to_str().is_some_and(is_temporary))
+        .filter(|e| std::fs::remove_file(e.path()).is_ok())
+        .count()
 }
 
 /// Writes `bytes` to `path` through a temporary file; the error names
@@ -50,6 +82,40 @@ pub fn write_atomic_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debris_of_a_killed_writer_is_swept_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let keep = [
+            "results.csv",
+            ".lock",
+            ".hidden",
+            ".a.12-tmpx",
+            "a.12-tmp.png",
+            ".x.-tmp",
+        ];
+        let debris = [
+            temporary(&dir.path().join("results.csv.partial")),
+            temporary(&dir.path().join("index.md")),
+            temporary(&dir.path().join("throughput.png")),
+            temporary(&dir.path().join("noext")),
+        ];
+        for f in keep {
+            std::fs::write(dir.path().join(f), "x").unwrap();
+        }
+        for f in &debris {
+            std::fs::write(f, "x").unwrap();
+        }
+        assert_eq!(sweep_temporaries(dir.path()), debris.len());
+        let mut left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut kept = keep.map(str::to_string).to_vec();
+        kept.sort();
+        assert_eq!(left, kept);
+    }
 
     #[test]
     fn a_failed_write_leaves_nothing() {

@@ -487,6 +487,9 @@ fn main() -> ExitCode {
             } else {
                 None
             };
+            if _lock.is_some() {
+                files::sweep_temporaries(dir);
+            }
             let r = campaign::report::render(dir)?;
             for w in &r.warnings {
                 errln!("warning: {w}");

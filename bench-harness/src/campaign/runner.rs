@@ -88,6 +88,7 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
             ReportLock::path(&out).display()
         );
     }
+    crate::files::sweep_temporaries(&out);
     if let Some(name) = &args.baseline {
         baseline::require(&out, name)?;
     }
