@@ -405,7 +405,18 @@ fn main() -> ExitCode {
         }
         output::err(&format!("{msg}\n"));
     }));
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help, version or a usage error: clap's own words and code, but a
+        // failed write of them is an error too.
+        Err(e) => {
+            if let Err(w) = e.print() {
+                errln!("error: {}", output::OutputError(w));
+                return ExitCode::from(1);
+            }
+            return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
+        }
+    };
     let outcome = match &cli.command {
         Command::Run {
             script,

@@ -82,6 +82,8 @@ fn stdout_on_a_full_device_is_an_error_for_every_command() {
     let clicks = examples().join("clicks_per_user.sql");
     let o = stdout_full(lab().arg("explain").arg(&clicks));
     fails_on_stdout(&o, "explain");
+    let o = stdout_full(lab().arg("--help"));
+    fails_on_stdout(&o, "--help");
 
     // The files come first and are complete; the error says so.
     let changelog = dir.path().join("c.csv");
