@@ -262,6 +262,24 @@ fn a_variant_that_cannot_be_planned_names_its_line() {
 
 #[test]
 fn sizes_a_spec_asks_for_have_a_limit() {
+    // 2147483647 rows a batch once asked for a 64 GiB buffer.
+    fails(
+        &GOOD.replace(
+            "\"parallelism.default\" = 1",
+            "\"lab.source.batch-size\" = 2147483647",
+        ),
+        "c.toml:5:",
+        "variant 'a': invalid value '2147483647' for configuration key 'lab.source.batch-size': \
+         expected a 32-bit integer from 1 to 1048576",
+    );
+    fails(
+        &GOOD.replace(
+            "rows = [10]",
+            "rows = [10]\n\"lab.source.batch-size\" = [1024, 2147483647]",
+        ),
+        "c.toml:8:",
+        "'lab.source.batch-size': expected a 32-bit integer from 1 to 1048576",
+    );
     fails(
         &GOOD.replace("repeats = 1", "repeats = 2147483647"),
         "c.toml:3:",
