@@ -63,7 +63,7 @@ impl FlinkError {
 
     pub fn execution(message: impl Into<String>) -> FlinkError {
         FlinkError {
-            code: 1,
+            code: crate::exit_code::EXECUTION_FAILED,
             message: message.into(),
         }
     }
