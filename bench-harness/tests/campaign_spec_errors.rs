@@ -256,7 +256,7 @@ fn a_variant_that_cannot_be_planned_names_its_line() {
             "[variants.b]\n\"table.exec.mini-batch.enabled\" = true\n[sweep]",
         ),
         "c.toml:6:",
-        "variant 'b': configuration error: 'table.exec.mini-batch.allow-latency' must be > 0",
+        "variant 'b': configuration error at line 10, column 1: 'table.exec.mini-batch.allow-latency' must be > 0",
     );
 }
 
