@@ -205,20 +205,37 @@ fn every_subcommand_has_an_example_and_every_argument_a_description() {
         "tune",
         "compile-plan",
         "execute-plan",
+        "compare",
+        "export",
+        "flink install",
+        "flink start",
+        "flink status",
+        "flink stop",
     ] {
-        let o = run(lab().args([cmd, "--help"]));
+        let mut args: Vec<&str> = cmd.split(' ').collect();
+        args.push("--help");
+        let o = run(lab().args(&args));
         assert_eq!(o.code, 0, "{cmd}: {}", o.stderr);
         assert!(
             o.stdout.contains("Example"),
             "{cmd}: no example\n{}",
             o.stdout
         );
-        // clap lists an argument without a description as its name alone.
+        // clap lists an argument without a description as its name alone:
+        // nothing after it on its line (short help) and no more indented
+        // line below it (long help, used once any value has a description).
         let flags = o.stdout.split("Example").next().unwrap();
-        for line in flags.lines() {
+        let lines: Vec<&str> = flags.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
             let t = line.trim();
-            let bare = (t.starts_with('<') || t.starts_with('-'))
+            let indent = line.len() - line.trim_start().len();
+            let described_below = lines.get(i + 1).is_some_and(|next| {
+                !next.trim().is_empty() && next.len() - next.trim_start().len() > indent
+            });
+            // ("- value: ..." lines list a flag's possible values.)
+            let bare = (t.starts_with('<') || (t.starts_with('-') && !t.starts_with("- ")))
                 && !t.contains("  ")
+                && !described_below
                 && !t.starts_with("-h")
                 && !t.starts_with("-V");
             assert!(!bare, "{cmd}: '{t}' has no description\n{}", o.stdout);

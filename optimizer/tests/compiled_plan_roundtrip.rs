@@ -54,6 +54,7 @@ fn round_trip(
                 let one = Script {
                     statements: vec![statement],
                     catalog: script.catalog.clone(),
+                    positions: vec![(1, 1)],
                 };
                 run_parsed(
                     &one,

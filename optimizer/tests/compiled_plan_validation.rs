@@ -430,6 +430,7 @@ fn execute(plan: &Json, dir: &Path) -> Result<usize, String> {
             if_exists: false,
         }],
         catalog: script.catalog.clone(),
+        positions: vec![(1, 1)],
     };
     run_parsed(
         &one,

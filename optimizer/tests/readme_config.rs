@@ -2,7 +2,7 @@
 //! `optimizer/src/config.rs`): this test writes it with `UPDATE_README=1`
 //! and otherwise fails when the two differ.
 
-use optimizer::config::{keys, ValueType};
+use optimizer::config::{keys, maximum, ValueType};
 use std::path::Path;
 
 const BEGIN: &str = "<!-- config-table:begin -->\n";
@@ -12,9 +12,15 @@ const END: &str = "<!-- config-table:end -->";
 fn table() -> String {
     let mut out = String::from("| key | type | default | what it does |\n|---|---|---|---|\n");
     for k in keys() {
-        let ty = match k.value_type {
-            ValueType::Enum(values) => format!("Enum: {}", values.join(", ")),
-            ValueType::Integer { min: Some(m) } | ValueType::Long { min: Some(m) } => {
+        let ty = match (k.value_type, maximum(k.name)) {
+            (ValueType::Enum(values), _) => format!("Enum: {}", values.join(", ")),
+            (
+                ValueType::Integer { min: Some(m) } | ValueType::Long { min: Some(m) },
+                Some((x, _)),
+            ) => {
+                format!("{} ({m} to {x})", k.type_name)
+            }
+            (ValueType::Integer { min: Some(m) } | ValueType::Long { min: Some(m) }, None) => {
                 format!("{} (>= {m})", k.type_name)
             }
             _ => k.type_name.to_string(),

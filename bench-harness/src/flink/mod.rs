@@ -63,7 +63,7 @@ impl FlinkError {
 
     pub fn execution(message: impl Into<String>) -> FlinkError {
         FlinkError {
-            code: 1,
+            code: crate::exit_code::EXECUTION_FAILED,
             message: message.into(),
         }
     }
@@ -125,9 +125,13 @@ impl FlinkHome {
 pub enum FlinkCommand {
     /// Creates .flink/venv with the pinned apache-flink (flink/requirements.txt)
     /// and builds the lab's capture sink; does nothing when both are there.
+    #[command(after_help = "Example:\n  lab flink install")]
     Install,
     /// Starts a local standalone cluster: one JobManager and N TaskManagers,
     /// each its own JVM, from the installed distribution.
+    #[command(after_help = "Examples:\n  \
+        lab flink start\n  \
+        lab flink start --taskmanagers 2 --slots 4 --rest-port 8081")]
     Start {
         /// TaskManager processes.
         #[arg(long, default_value_t = 2)]
@@ -143,15 +147,21 @@ pub enum FlinkCommand {
         cluster_dir: Option<PathBuf>,
     },
     /// Shows the cluster's TaskManagers, slots and jobs (from its REST API).
+    #[command(after_help = "Examples:\n  \
+        lab flink status\n  \
+        lab flink status --flink-rest flink-jm:8081")]
     Status {
         /// A cluster's REST address (default: the local cluster).
         #[arg(long, value_name = "HOST:PORT")]
         flink_rest: Option<String>,
+        /// The local cluster's folder (default: .flink/cluster).
         #[arg(long, value_name = "DIR")]
         cluster_dir: Option<PathBuf>,
     },
     /// Stops the local cluster: ends exactly the processes `start` recorded.
+    #[command(after_help = "Example:\n  lab flink stop")]
     Stop {
+        /// The local cluster's folder (default: .flink/cluster).
         #[arg(long, value_name = "DIR")]
         cluster_dir: Option<PathBuf>,
     },

@@ -62,7 +62,7 @@ impl SettingsEntry {
     }
 
     fn settings(&self, file: &str) -> Result<JobSettings> {
-        let max = JobSettings::MAX_SOURCE_BATCH_SIZE;
+        let max = JobSettings::max_source_batch_size();
         if !(1..=max).contains(&self.source_batch_size) {
             return Err(plan_err(
                 file,
@@ -223,9 +223,12 @@ fn plan_err(file: &str, msg: String) -> PlanError {
 /// `sql/script.rs`).
 pub const MAX_NODES: usize = 1000;
 
-/// The most subtasks a node may run (Flink's upper bound for a job's
-/// maximum parallelism).
-pub const MAX_PARALLELISM: usize = 32_768;
+/// The most subtasks a node may run: `parallelism.default`'s maximum
+/// (Flink's upper bound of a job's maximum parallelism).
+pub fn max_parallelism() -> usize {
+    crate::config::maximum(crate::config::PARALLELISM_DEFAULT)
+        .map_or(usize::MAX, |(m, _)| m as usize)
+}
 
 /// Rebuilds a plan from JSON; `file` names it in errors.
 ///
@@ -407,9 +410,10 @@ fn node(
     }
     kind.spec_mut().set_state_ttls(ttls);
     let spec = &entry.spec;
-    if !(1..=MAX_PARALLELISM).contains(&spec.parallelism) {
+    let max = max_parallelism();
+    if !(1..=max).contains(&spec.parallelism) {
         return Err(err(format!(
-            ".spec.parallelism: {} is not between 1 and {MAX_PARALLELISM}",
+            ".spec.parallelism: {} is not between 1 and {max}",
             spec.parallelism
         )));
     }

@@ -7,7 +7,7 @@
 //! [`JobSettings`]. The job builder reads no configuration, so a compiled
 //! plan runs as it was planned.
 
-use crate::config::{ClockKind, Config};
+use crate::config::{self, ClockKind, Config, LAB_SOURCE_BATCH_SIZE};
 use crate::logical::TableDef;
 use operators::changelog::SinkEncoding;
 use std::time::Duration;
@@ -54,9 +54,11 @@ pub struct JobSettings {
 }
 
 impl JobSettings {
-    /// The most records a source batch may hold: the executor allocates a
-    /// batch up front, so a plan asking for more is refused.
-    pub const MAX_SOURCE_BATCH_SIZE: usize = 1 << 20;
+    /// The most records a source batch may hold (the executor allocates a
+    /// batch up front): `lab.source.batch-size`'s maximum.
+    pub fn max_source_batch_size() -> usize {
+        config::maximum(LAB_SOURCE_BATCH_SIZE).map_or(usize::MAX, |(m, _)| m as usize)
+    }
 
     /// The settings `config` asks for.
     pub fn resolve(config: &Config) -> JobSettings {
