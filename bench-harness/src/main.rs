@@ -37,8 +37,10 @@ static GLOBAL: operators::alloc::LabAllocator = operators::alloc::LabAllocator;
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use operators::sink::ChangeWriter;
 use optimizer::session::{
-    compile_script, explain_script_in, run_script_explaining, write_plan, RunError, RunOptions,
+    compile_script, explain_script_in, run_script_explaining, write_plan, ChangelogWriterFactory,
+    RunError, RunOptions,
 };
 use output::{errln, outln};
 use std::path::{Path, PathBuf};
@@ -318,7 +320,6 @@ impl From<RunError> for Failure {
 
 /// `--set KEY=VALUE` flags, each checked as `SET` checks it; an error
 /// names the flag.
-/// `--set KEY=VALUE` flags, each checked against the lab's configuration.
 fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, Failure> {
     sets.iter()
         .map(|s| {
@@ -369,6 +370,12 @@ fn output_path(base: &Path, sink: &str, many: bool) -> PathBuf {
     base.with_file_name(name)
 }
 
+/// Whether `path` is something written to in place (a device, a pipe),
+/// not a file replaced whole.
+fn is_stream(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
 fn run(
     script: &Path,
     set: &[String],
@@ -410,33 +417,67 @@ fn run_sql(
     };
     // An EXPLAIN statement prints its plan when its turn comes.
     let mut explained = |text: &str| bar.suspend(|| print!("{text}"));
+    // One file per sink when the script writes several (a script that
+    // does not parse fails in the run, with its location).
+    let many = optimizer::sql::parse_script(sql).is_ok_and(|s| s.runs() > 1);
+    if many {
+        // `/dev/stdout-<sink>` is no place for a file.
+        for (flag, path) in [("--changelog", changelog), ("--result", result)] {
+            if let Some(p) = path.filter(|p| is_stream(p)) {
+                return Err(Failure {
+                    code: exit_code::BAD_INPUT,
+                    message: format!(
+                        "{flag} {}: the script writes several sinks, one file each, \
+                         and this is not a regular file to name them after",
+                        p.display()
+                    ),
+                });
+            }
+        }
+    }
+    // The changelog streams to its file as the sink receives it (memory
+    // does not grow with its length), under a temporary name until the
+    // whole script has run.
+    let open_changelog = |sink: &str, columns: &[String]| {
+        let path = output_path(changelog.unwrap_or(Path::new("")), sink, many);
+        datasets::ChangelogCsvWriter::create(&path, columns)
+            .map(|w| Box::new(w) as Box<dyn ChangeWriter>)
+            .map_err(|e| e.to_string())
+    };
     let outcomes = run_script_explaining(
         sql,
         &base_dir,
         &overrides,
         RunOptions {
-            keep_changelog: changelog.is_some(),
+            keep_changelog: false,
             materialize: result.is_some(),
+            changelog_to: changelog.map(|_| &open_changelog as &ChangelogWriterFactory),
         },
         &mut progress,
         &mut explained,
     );
     bar.finish_and_clear();
-    let outcomes = outcomes?;
-    let many = outcomes.len() > 1;
-    // The files first, so that a failed write to stdout costs none of
-    // them. Each is written whole or not at all; when one fails, those
-    // written before it are kept and the error names them.
+    let mut outcomes = outcomes.map_err(|e| {
+        let mut f = Failure::from(e);
+        if f.code == exit_code::EXECUTION_FAILED && (changelog.is_some() || result.is_some()) {
+            f.message
+                .push_str("; no --changelog or --result file was written");
+        }
+        f
+    })?;
+    // The files are completed first, so that a failed write to stdout
+    // costs none of them. Each is complete or not there at all; when one
+    // fails, those completed before it are kept and the error names them.
     let mut written: Vec<Vec<String>> = vec![Vec::new(); outcomes.len()];
     let mut failed: Option<String> = None;
-    'files: for (o, done) in outcomes.iter().zip(&mut written) {
+    'files: for (o, done) in outcomes.iter_mut().zip(&mut written) {
         let columns = o.plan.sink.table.schema.names();
-        if let Some(path) = changelog {
+        if let (Some(path), Some(w)) = (changelog, o.changelog_writer.take()) {
             let p = output_path(path, &o.sink, many);
-            match datasets::csv_write::write_changelog_csv(&p, &columns, &o.changelog) {
+            match w.finish() {
                 Ok(()) => done.push(format!("  changelog written to {}", p.display())),
                 Err(e) => {
-                    failed = Some(e.to_string());
+                    failed = Some(e);
                     break 'files;
                 }
             }
@@ -613,15 +654,7 @@ fn main() -> ExitCode {
                 compile_script(&sql, &overrides).map_err(|e| Failure::input(e.to_string()))?;
             // An existing file is refused (bad input); a failed write is
             // a failure of execution.
-            let existed = out.exists();
-            write_plan(&plan, out, false).map_err(|e| Failure {
-                code: if existed {
-                    exit_code::BAD_INPUT
-                } else {
-                    exit_code::EXECUTION_FAILED
-                },
-                message: e.to_string(),
-            })?;
+            write_plan(&plan, out, false)?;
             outln!("plan written to {}", out.display()).map_err(|e| Failure {
                 code: exit_code::EXECUTION_FAILED,
                 message: format!("{e}; the plan {} is complete", out.display()),

@@ -289,6 +289,17 @@ pub fn write_changelog_csv(
     w.finish()
 }
 
+/// `--changelog` writes the changes a sink receives as they arrive.
+impl operators::sink::ChangeWriter for ChangelogCsvWriter {
+    fn write(&mut self, change: &Change) -> Result<(), String> {
+        ChangelogCsvWriter::write(self, change).map_err(|e| e.to_string())
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), String> {
+        ChangelogCsvWriter::finish(*self).map_err(|e| e.to_string())
+    }
+}
+
 /// A `filesystem` sink writes the rows it receives as they arrive.
 impl operators::sink::RowWriter for ResultCsvWriter {
     fn write(&mut self, row: &[Value]) -> Result<(), String> {

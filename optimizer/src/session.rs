@@ -18,6 +18,7 @@ use crate::physical::{plan_insert, plan_query, PhysicalPlan};
 use crate::sql::{parse_script, Script};
 use operators::changelog::Change;
 use operators::exec::{JobReport, SinkReport};
+use operators::sink::ChangeWriter;
 use operators::state::{BackendKind, StateBackend};
 use std::path::Path;
 use std::sync::Arc;
@@ -44,21 +45,33 @@ impl RunError {
     }
 }
 
+/// Opens the writer a sink streams its changelog to, given the sink
+/// table's name and column names.
+pub type ChangelogWriterFactory<'a> =
+    dyn Fn(&str, &[String]) -> Result<Box<dyn ChangeWriter>, String> + 'a;
+
 /// What the sink keeps of a run.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RunOptions {
-    /// Every row the sink receives, in order.
+#[derive(Clone, Copy, Default)]
+pub struct RunOptions<'a> {
+    /// Every row the sink receives, in order, in memory
+    /// ([`InsertOutcome::changelog`]).
     pub keep_changelog: bool,
     /// The materialised result table.
     pub materialize: bool,
+    /// Every row the sink receives, in order, streamed to a writer this
+    /// opens per INSERT; the writer comes back not completed
+    /// ([`InsertOutcome::changelog_writer`]), so the caller decides when
+    /// the run's files are complete.
+    pub changelog_to: Option<&'a ChangelogWriterFactory<'a>>,
 }
 
-impl RunOptions {
-    /// Keeps both: what tests compare.
-    pub fn keep_all() -> RunOptions {
+impl RunOptions<'_> {
+    /// Keeps both in memory: what tests compare.
+    pub fn keep_all() -> RunOptions<'static> {
         RunOptions {
             keep_changelog: true,
             materialize: true,
+            changelog_to: None,
         }
     }
 }
@@ -79,6 +92,9 @@ pub struct InsertOutcome {
     pub stages: Vec<usize>,
     /// Every row the sink received (empty unless asked for).
     pub changelog: Vec<Change>,
+    /// The writer the changelog streamed to (`RunOptions::changelog_to`),
+    /// to be completed by the caller.
+    pub changelog_writer: Option<Box<dyn ChangeWriter>>,
 }
 
 impl InsertOutcome {
@@ -203,19 +219,15 @@ pub fn load_plan(path: &Path) -> Result<PhysicalPlan, PlanError> {
 
 /// Writes the compiled plan of `plan` to `path`; with `if_not_exists` an
 /// existing file is kept (and used by a later EXECUTE PLAN), as in Flink.
-pub fn write_plan(
-    plan: &PhysicalPlan,
-    path: &Path,
-    if_not_exists: bool,
-) -> Result<bool, PlanError> {
+pub fn write_plan(plan: &PhysicalPlan, path: &Path, if_not_exists: bool) -> Result<bool, RunError> {
     if path.exists() {
         if if_not_exists {
             return Ok(false);
         }
-        return Err(PlanError::plan(format!(
+        return Err(RunError::Input(PlanError::plan(format!(
             "plan file {} already exists; write COMPILE PLAN '...' IF NOT EXISTS FOR ... to keep it",
             path.display()
-        )));
+        ))));
     }
     // Written under a temporary name and renamed: a plan file is complete
     // or absent, and a failed write (a full disk) leaves no temporary file.
@@ -229,7 +241,7 @@ pub fn write_plan(
         .and_then(|_| std::fs::rename(&tmp, path))
         .map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
-            PlanError::plan(format!("cannot write plan {}: {e}", path.display()))
+            RunError::Execution(format!("cannot write plan {}: {e}", path.display()))
         })?;
     Ok(true)
 }
@@ -359,7 +371,7 @@ pub fn run_script(
     sql: &str,
     base_dir: &Path,
     overrides: &[(String, String)],
-    options: RunOptions,
+    options: RunOptions<'_>,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
     run_script_explaining(sql, base_dir, overrides, options, progress, &mut |_| {})
@@ -371,7 +383,7 @@ pub fn run_script_explaining(
     sql: &str,
     base_dir: &Path,
     overrides: &[(String, String)],
-    options: RunOptions,
+    options: RunOptions<'_>,
     progress: &mut dyn FnMut(&str, u64),
     explained: &mut dyn FnMut(&str),
 ) -> Result<Vec<InsertOutcome>, RunError> {
@@ -398,7 +410,7 @@ pub fn run_parsed(
     sources: &dyn SourceProvider,
     base_dir: &Path,
     overrides: &[(String, String)],
-    options: RunOptions,
+    options: RunOptions<'_>,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
     run_parsed_explaining(
@@ -421,7 +433,7 @@ pub fn run_parsed_explaining(
     sources: &dyn SourceProvider,
     base_dir: &Path,
     overrides: &[(String, String)],
-    options: RunOptions,
+    options: RunOptions<'_>,
     progress: &mut dyn FnMut(&str, u64),
     explained: &mut dyn FnMut(&str),
 ) -> Result<Vec<InsertOutcome>, RunError> {
@@ -478,7 +490,7 @@ fn run_job(
     config: Config,
     sources: &dyn SourceProvider,
     base_dir: &Path,
-    options: RunOptions,
+    options: RunOptions<'_>,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
     let backend = backend_for(&config)?;
@@ -504,6 +516,12 @@ fn run_job(
                 datasets::ResultCsvWriter::headless(&file, &plan.sink.table.schema.names())
                     .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
             job.set_sink_writer(k, Box::new(writer));
+        }
+        if let Some(open) = options.changelog_to {
+            let sink = &plan.sink.table.name;
+            let writer = open(sink, &plan.sink.table.schema.names())
+                .map_err(|e| RunError::Execution(format!("changelog of sink '{sink}': {e}")))?;
+            job.set_changelog_writer(k, writer);
         }
     }
     let label = plans
@@ -531,6 +549,7 @@ fn run_job(
             } else {
                 Vec::new()
             },
+            changelog_writer: job.take_changelog_writer(k),
             plan,
             config: config.clone(),
             report: report.clone(),

@@ -5,7 +5,7 @@ use super::give_back::{self, Returned};
 use super::metrics::{JobReport, LatencyStats, SinkReport, StageReport, SubtaskLoad};
 use crate::changelog::Change;
 use crate::operator::{OpError, OpResult, Operator};
-use crate::sink::{RowWriter, SinkCollector};
+use crate::sink::{ChangeWriter, RowWriter, SinkCollector};
 use crate::state::{StateBackend, StateReport};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
@@ -283,6 +283,17 @@ impl Job {
     /// completes it after the run.
     pub fn set_sink_writer(&mut self, sink: SinkId, writer: Box<dyn RowWriter>) {
         self.sinks[sink].collector.set_writer(writer);
+    }
+
+    /// Writes every change the sink receives to `writer` as it arrives;
+    /// [`Job::take_changelog_writer`] hands it back, not completed.
+    pub fn set_changelog_writer(&mut self, sink: SinkId, writer: Box<dyn ChangeWriter>) {
+        self.sinks[sink].collector.set_changelog_writer(writer);
+    }
+
+    /// The sink's changelog writer, for its owner to complete.
+    pub fn take_changelog_writer(&mut self, sink: SinkId) -> Option<Box<dyn ChangeWriter>> {
+        self.sinks[sink].collector.take_changelog_writer()
     }
 
     /// Completes the sink's writer (after a successful run).
