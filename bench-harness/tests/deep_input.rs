@@ -89,7 +89,10 @@ fn ten_thousand_deep_input_is_refused_by_explain_and_run() {
                     ),
                 "{shape}, lab {command}: {err}"
             );
-            assert!(err.len() < 400, "{shape}, lab {command}: a long message: {err}");
+            assert!(
+                err.len() < 400,
+                "{shape}, lab {command}: a long message: {err}"
+            );
         }
     }
 }

@@ -139,11 +139,22 @@ impl Input {
 /// input.
 pub const NOTE: &str = "NOTE.txt";
 
-/// Every case under `root` (`root/<category>/<case>/`), sorted.
+/// Every case under `root` (`root/<category>/<case>/`, or `root` is a
+/// category's folder itself), sorted.
 pub fn cases_under(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for c in CATEGORIES {
-        let Ok(entries) = std::fs::read_dir(root.join(c.name())) else {
+    let is_category = root
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(Category::from_name)
+        .is_some();
+    let folders: Vec<PathBuf> = if is_category {
+        vec![root.to_path_buf()]
+    } else {
+        CATEGORIES.iter().map(|c| root.join(c.name())).collect()
+    };
+    for folder in folders {
+        let Ok(entries) = std::fs::read_dir(folder) else {
             continue;
         };
         out.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()));

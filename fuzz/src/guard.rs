@@ -76,8 +76,8 @@ pub fn small_tables<'a>(
     max_rows.powi(joins.min(20) as i32 + 1) <= MAX_ROWS
 }
 
-/// How many joins a text may ask for: its `JOIN` words (and `Join` node
-/// types of a plan), an upper bound.
+/// How many joins a script may ask for: its `JOIN` words, an upper
+/// bound. (A plan joins at most its tables less one.)
 pub fn joins(text: &str) -> usize {
     text.to_ascii_uppercase().matches("JOIN").count()
 }

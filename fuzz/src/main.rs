@@ -192,6 +192,14 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(secs))
 }
 
+/// The scratch directory of this run, `lab-fuzz-<pid>-work` in the
+/// temporary directory; those of runs that were killed go first.
+fn work_dir() -> PathBuf {
+    let tmp = std::env::temp_dir();
+    operators::debris::sweep_dirs(&tmp, "lab-fuzz-");
+    tmp.join(format!("lab-fuzz-{}-work", std::process::id()))
+}
+
 fn options(common: &Common, amount: Amount) -> Options {
     Options {
         exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lab-fuzz")),
@@ -204,7 +212,7 @@ fn options(common: &Common, amount: Amount) -> Options {
         findings: None,
         minimize: false,
         progress: !common.quiet,
-        work: std::env::temp_dir().join(format!("lab-fuzz-{}", std::process::id())),
+        work: work_dir(),
     }
 }
 
