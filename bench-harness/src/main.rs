@@ -19,22 +19,14 @@
 //! message that says what and where; an execution failure exits with 3,
 //! and so does a failed write to stdout or an output file ([`output`]).
 
-mod campaign;
-mod exit_code;
-mod files;
-mod flink;
-mod numbers;
-mod output;
-mod plot;
-mod stats;
-mod summary;
-mod template;
+use bench_harness::{campaign, exit_code, files, flink, output, summary, template};
 
 // Small allocations dominate row processing; mimalloc makes them cheap
 // (see `operators::alloc` for why not the `mimalloc` crate's allocator).
 #[global_allocator]
 static GLOBAL: operators::alloc::LabAllocator = operators::alloc::LabAllocator;
 
+use bench_harness::output::{errln, outln};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use operators::sink::ChangeWriter;
@@ -42,7 +34,6 @@ use optimizer::session::{
     compile_script, explain_script_in, run_script_explaining, write_plan, ChangelogWriterFactory,
     RunError, RunOptions,
 };
-use output::{errln, outln};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

@@ -230,13 +230,16 @@ pub fn write_plan(plan: &PhysicalPlan, path: &Path, if_not_exists: bool) -> Resu
         ))));
     }
     // Written under a temporary name and renamed: a plan file is complete
-    // or absent, and a failed write (a full disk) leaves no temporary file.
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(
-        ".{}.{}.tmp",
-        name.unwrap_or_default(),
-        std::process::id()
-    ));
+    // or absent, and a failed write (a full disk) leaves no temporary file
+    // (a killed writer's is removed here by the next).
+    if let Some(dir) = path.parent() {
+        operators::debris::sweep_temp_files(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        });
+    }
+    let tmp = operators::debris::temp_file_for(path);
     std::fs::write(&tmp, compiled_plan::compile(plan))
         .and_then(|_| std::fs::rename(&tmp, path))
         .map_err(|e| {

@@ -57,6 +57,13 @@ pub struct CampaignArgs {
 /// One run: a point, a variant, a repeat (1-based).
 type RunKey = (usize, String, u32);
 
+/// Everything `lab campaign` checks before its first run (the spec's
+/// script, and every point of both modes planned under every variant).
+pub fn check_spec(spec: &Spec, quick: bool) -> Result<(), CampaignError> {
+    let template = spec.load_script()?;
+    preflight(spec, &template, &spec.plan(quick), quick).map(|_| ())
+}
+
 /// Runs the campaign and returns its report directory.
 pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
     let spec = Spec::load(&args.spec)?;

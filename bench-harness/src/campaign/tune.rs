@@ -62,7 +62,7 @@ fn kept_metrics() -> Vec<&'static Metric> {
 type Runs = Vec<Vec<f64>>;
 
 /// Parses `key=v1,v2` and checks every value with `Config::set`.
-fn parse_try(t: &str) -> Result<(String, Vec<String>), CampaignError> {
+pub fn parse_try(t: &str) -> Result<(String, Vec<String>), CampaignError> {
     let (key, values) = t
         .split_once('=')
         .filter(|(k, _)| !k.trim().is_empty())

@@ -256,11 +256,8 @@ impl IndexLookupStore {
             dir: parent.display().to_string(),
             message: e.to_string(),
         };
-        std::fs::create_dir_all(&parent).map_err(dir_err)?;
-        let dir = tempfile::Builder::new()
-            .prefix("joinlab-lookup-")
-            .tempdir_in(&parent)
-            .map_err(dir_err)?;
+        // Named after this process; a killed run's are removed here.
+        let dir = crate::debris::owned_temp_dir(&parent, "joinlab-lookup-").map_err(dir_err)?;
         let mut opts = cf_options();
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);

@@ -24,6 +24,7 @@ mod explain;
 mod expr;
 mod hints;
 mod names;
+mod nesting;
 mod query;
 mod script;
 
