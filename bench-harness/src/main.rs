@@ -16,7 +16,9 @@
 //!   install|start|status|stop`: Flink as a second engine (see `flink/`)
 //!
 //! Bad input (SQL, configuration, files, CSV rows) exits with code 2 and a
-//! message that says what and where; an execution failure exits with 1.
+//! message that says what and where; an execution failure (IO, RocksDB, a
+//! Flink cluster that does not answer, a Flink job that fails) exits with
+//! 3; `lab compare` exits with 1 when the engines' results differ.
 
 mod campaign;
 mod flink;
@@ -44,7 +46,8 @@ use std::process::ExitCode;
     name = "lab",
     version,
     about = "joinlab: a performance lab for streaming SQL joins and aggregations",
-    after_help = "Bad input exits with code 2 and says what and where; a failed run exits with 1.\n\
+    after_help = "Exit codes: 0 success, 1 `lab compare` found different results, 2 bad input (says what\n\
+                  and where), 3 a failed run (IO, RocksDB, a Flink cluster or job).\n\
                   Run `lab help <command>` for a command's flags and an example."
 )]
 struct Cli {
@@ -272,6 +275,13 @@ impl Failure {
             message: message.into(),
         }
     }
+
+    fn execution(message: impl Into<String>) -> Failure {
+        Failure {
+            code: 3,
+            message: message.into(),
+        }
+    }
 }
 
 impl From<campaign::CampaignError> for Failure {
@@ -399,7 +409,7 @@ fn run_sql(
         if let Some(path) = changelog {
             let p = output_path(path, &o.sink, many);
             datasets::csv_write::write_changelog_csv(&p, &columns, &o.changelog)
-                .map_err(|e| Failure::input(e.to_string()))?;
+                .map_err(|e| Failure::execution(e.to_string()))?;
             println!("  changelog written to {}", p.display());
         }
         if let Some(path) = result {
@@ -409,7 +419,7 @@ fn run_sql(
                 &columns,
                 o.sink_report().result.as_deref().unwrap_or_default(),
             )
-            .map_err(|e| Failure::input(e.to_string()))?;
+            .map_err(|e| Failure::execution(e.to_string()))?;
             println!("  result written to {}", p.display());
         }
     }

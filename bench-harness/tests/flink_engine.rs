@@ -459,7 +459,7 @@ fn nothing_listening_at_the_rest_address_is_an_error_naming_it() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(err.contains(&address), "{err}");
     assert!(err.contains("no Flink REST API answers"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
@@ -483,7 +483,7 @@ fn install_without_java_on_path_says_so() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(
         err.contains("Java 17+ is needed") && err.contains("no `java` on PATH"),
         "{err}"

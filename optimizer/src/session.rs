@@ -22,7 +22,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// A failure while running a script: bad input (exit code 2) or an
-/// execution failure (exit code 1).
+/// execution failure (exit code 3).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error("{0}")]
@@ -38,7 +38,7 @@ impl RunError {
     pub fn exit_code(&self) -> i32 {
         match self {
             RunError::Input(_) | RunError::Source(_) => 2,
-            RunError::Execution(_) => 1,
+            RunError::Execution(_) => 3,
         }
     }
 }
@@ -442,7 +442,9 @@ fn run_job(
     options: RunOptions,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
-    let backend = backend_for(&config)?;
+    // A state directory that cannot be created is a failure of the disk,
+    // not of the script.
+    let backend = backend_for(&config).map_err(|e| RunError::Execution(e.message))?;
     let (mut job, stages) = build_job(
         &plans,
         &config,

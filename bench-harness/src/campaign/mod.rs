@@ -29,7 +29,7 @@ pub mod tune;
 use optimizer::session::RunError;
 
 /// An error with the exit code `lab` returns for it: 2 for bad input (a
-/// spec, a script, a configuration), 1 for a failed run or write.
+/// spec, a script, a configuration), 3 for a failed run or write.
 #[derive(Debug)]
 pub struct CampaignError {
     pub code: u8,
@@ -46,7 +46,7 @@ impl CampaignError {
 
     pub fn execution(message: impl Into<String>) -> CampaignError {
         CampaignError {
-            code: 1,
+            code: 3,
             message: message.into(),
         }
     }

@@ -536,7 +536,7 @@ mod tests {
     fn a_path_without_java_is_a_clear_error() {
         let dir = tempfile::tempdir().unwrap();
         let e = check_java(&tools_in(dir.path())).unwrap_err();
-        assert_eq!(e.code, 1);
+        assert_eq!(e.code, 3);
         assert!(e.message.contains("no `java` on PATH"), "{}", e.message);
     }
 

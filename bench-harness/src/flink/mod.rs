@@ -45,7 +45,7 @@ pub enum Engine {
 }
 
 /// An error with the exit code it maps to: 2 for bad input (a script, an
-/// option, a statement Flink rejects), 1 for a failure of execution (a
+/// option, a statement Flink rejects), 3 for a failure of execution (a
 /// missing tool, a cluster that does not answer, a job that fails).
 #[derive(Debug)]
 pub struct FlinkError {
@@ -63,7 +63,7 @@ impl FlinkError {
 
     pub fn execution(message: impl Into<String>) -> FlinkError {
         FlinkError {
-            code: 1,
+            code: 3,
             message: message.into(),
         }
     }
