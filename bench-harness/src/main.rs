@@ -11,6 +11,9 @@
 //! - `lab tune SCRIPT.sql --try key=v1,v2 [--try ...] [--repeats N]`:
 //!   compares configurations of one script
 //!
+//! `campaign` and `tune` take `--engine flink [--flink-rest HOST:PORT]`
+//! too, and a campaign's variants may name their engine.
+//!
 //! - `lab run SCRIPT.sql --engine flink [--flink-rest HOST:PORT]`, `lab
 //!   compare SCRIPT.sql`, `lab export SCRIPT.sql -o DIR`, `lab flink
 //!   install|start|status|stop`: Flink as a second engine (see `flink/`)
@@ -136,8 +139,12 @@ enum Command {
     #[command(after_help = "Examples:\n  \
         lab campaign campaigns/demo.toml --quick          # reports/demo/\n  \
         lab campaign campaigns/demo.toml --save-baseline before\n  \
-        lab campaign campaigns/demo.toml --baseline before  # change per point against it\n\n\
-        A finished run already in the report directory is moved to its history/ folder first.")]
+        lab campaign campaigns/demo.toml --baseline before  # change per point against it\n  \
+        lab campaign campaigns/lab-vs-flink.toml --quick    # variants on the lab and on Flink\n  \
+        lab campaign campaigns/minibatch-agg.toml --quick --engine flink\n\n\
+        A finished run already in the report directory is moved to its history/ folder first.\n\
+        Flink variants run on --flink-rest, else on the local cluster of `lab flink start`, else\n\
+        on a local cluster the campaign starts and stops itself.")]
     Campaign {
         /// The campaign spec (TOML).
         spec: PathBuf,
@@ -160,6 +167,15 @@ enum Command {
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
+        /// The engine of variants that name none (`engine = ...` in the spec).
+        #[arg(long, value_enum, default_value_t = flink::Engine::Lab)]
+        engine: flink::Engine,
+        /// The Flink cluster's REST address (default: the local cluster, started if none runs).
+        #[arg(long, value_name = "HOST:PORT")]
+        flink_rest: Option<String>,
+        /// Configuration for every Flink run (a key the lab does not model).
+        #[arg(long = "flink-set", value_name = "KEY=VALUE")]
+        flink_set: Vec<String>,
     },
     /// Redraws a campaign's charts and index.md from its results.csv.
     #[command(after_help = "Example:\n  lab plot reports/demo")]
@@ -177,7 +193,9 @@ enum Command {
         --set table.exec.mini-batch.enabled=true --set table.exec.mini-batch.allow-latency=5s \
         --set table.exec.mini-batch.size=5000\n  \
         lab tune examples/demo_agg.sql --param rows=1000000 --param keys=10000 --param skew=1.2 \\\n    \
-        --try state.backend.type=hashmap,rocksdb --save-baseline before\n\n\
+        --try state.backend.type=hashmap,rocksdb --save-baseline before\n  \
+        lab tune examples/demo_agg.sql --param rows=1000000 --param keys=10000 --param skew=1.2 \\\n    \
+        --try state.backend.type=hashmap,rocksdb --engine flink --repeats 3\n\n\
         Baselines of a script are kept in reports/tune/<script name>/baselines/.")]
     Tune {
         /// The Flink SQL script.
@@ -203,6 +221,15 @@ enum Command {
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
+        /// The engine every variant runs on.
+        #[arg(long, value_enum, default_value_t = flink::Engine::Lab)]
+        engine: flink::Engine,
+        /// The Flink cluster's REST address (default: the local cluster, started if none runs).
+        #[arg(long, value_name = "HOST:PORT")]
+        flink_rest: Option<String>,
+        /// Configuration for every Flink run (a key the lab does not model).
+        #[arg(long = "flink-set", value_name = "KEY=VALUE")]
+        flink_set: Vec<String>,
     },
     /// A local Flink: install, start, status, stop.
     #[command(after_help = "Examples:\n  \
@@ -458,15 +485,18 @@ fn main() -> ExitCode {
             flink::Engine::Flink => (|| {
                 let sets = parse_sets(set)?;
                 let sql = read_template(script, param)?;
-                let report = flink::run::run_on_flink(&flink::run::FlinkRun {
-                    script,
-                    sql: &sql,
-                    sets: &sets,
-                    params: &[],
-                    rest: flink_rest.as_deref(),
-                    rows: changelog.is_some() || result.is_some(),
-                    quiet: *quiet,
-                })?;
+                let report = flink::run::run_on_flink(
+                    flink_rest.as_deref(),
+                    &flink::run::FlinkRun {
+                        script,
+                        sql: &sql,
+                        sets: &sets,
+                        params: &[],
+                        rows: changelog.is_some() || result.is_some(),
+                        quiet: *quiet,
+                        only_sinks: None,
+                    },
+                )?;
                 flink::run::print_report(
                     script,
                     &report,
@@ -561,17 +591,24 @@ fn main() -> ExitCode {
             save_baseline,
             baseline,
             quiet,
-        } => campaign::runner::run_campaign(&campaign::runner::CampaignArgs {
-            spec: spec.clone(),
-            quick: *quick,
-            resume: *resume,
-            out: out.clone(),
-            quiet: *quiet,
-            save_baseline: save_baseline.clone(),
-            baseline: baseline.clone(),
-        })
-        .map(|_| ())
-        .map_err(Failure::from),
+            engine,
+            flink_rest,
+            flink_set,
+        } => (|| {
+            campaign::runner::run_campaign(&campaign::runner::CampaignArgs {
+                spec: spec.clone(),
+                quick: *quick,
+                resume: *resume,
+                out: out.clone(),
+                quiet: *quiet,
+                save_baseline: save_baseline.clone(),
+                baseline: baseline.clone(),
+                engine: *engine,
+                flink_rest: flink_rest.clone(),
+                flink_sets: parse_sets(flink_set)?,
+            })?;
+            Ok(())
+        })(),
         Command::Plot { dir } => campaign::report::render(dir)
             .map(|r| {
                 for w in &r.warnings {
@@ -594,9 +631,13 @@ fn main() -> ExitCode {
             save_baseline,
             baseline,
             quiet,
+            engine,
+            flink_rest,
+            flink_set,
         } => (|| {
             let sets = parse_sets(set)?;
             let params = template::parse_params(param).map_err(Failure::input)?;
+            let flink_sets = parse_sets(flink_set)?;
             let text = campaign::tune::tune(&campaign::tune::TuneArgs {
                 script,
                 tries,
@@ -606,6 +647,9 @@ fn main() -> ExitCode {
                 quiet: *quiet,
                 save_baseline: save_baseline.as_deref(),
                 baseline: baseline.as_deref(),
+                engine: *engine,
+                flink_rest: flink_rest.as_deref(),
+                flink_sets: &flink_sets,
             })?;
             print!("{text}");
             Ok(())

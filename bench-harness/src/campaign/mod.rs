@@ -10,6 +10,8 @@
 //! - [`runner`]: `lab campaign`;
 //! - [`report`]: charts and `index.md` from `results.csv` (`lab plot`);
 //! - [`cells`]: how spread, ratios and changes are written;
+//! - [`engines`]: a campaign's variants on the lab against their twins on
+//!   Flink (`index.md`'s "Lab and Flink");
 //! - [`history`]: earlier runs kept under `history/`;
 //! - [`baseline`]: `--save-baseline` and `--baseline`;
 //! - [`tune`]: `lab tune`;
@@ -17,6 +19,7 @@
 
 pub mod baseline;
 pub mod cells;
+pub mod engines;
 pub mod history;
 pub mod machine;
 pub mod metrics;

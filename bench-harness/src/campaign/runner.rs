@@ -12,6 +12,10 @@
 //! `--resume` keeps the runs already in `results.csv.partial` (those with
 //! a row for every sink) and runs only the others.
 //!
+//! A variant runs on its `engine` (default: `--engine`): the lab's, or
+//! Flink through [`crate::flink::campaign`], which connects to a cluster
+//! (or starts one) before the first run.
+//!
 //! A finished run already in the report directory is moved to `history/`
 //! first ([`super::history`]): a re-run never replaces earlier results.
 //! `--baseline NAME` compares the new run with a saved baseline and
@@ -25,8 +29,11 @@ use super::report::{self, RunInfo};
 use super::results::{RowWriter, Table, PARTIAL, RESULTS};
 use super::spec::{Plan, Point, ScriptTemplate, Spec, Variant, LEADING_COLUMNS};
 use super::CampaignError;
+use crate::flink::campaign::{FlinkRunner, FlinkScriptRun};
+use crate::flink::Engine;
 use indicatif::{ProgressBar, ProgressStyle};
-use optimizer::session::{explain_script, run_script, InsertOutcome, RunOptions};
+use optimizer::config::Config;
+use optimizer::session::{explain_script, run_script, RunOptions};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -41,6 +48,12 @@ pub struct CampaignArgs {
     pub save_baseline: Option<String>,
     /// Compares the run with this saved baseline.
     pub baseline: Option<String>,
+    /// The engine of variants that name none.
+    pub engine: Engine,
+    /// The Flink cluster's REST address (default: the local cluster).
+    pub flink_rest: Option<String>,
+    /// Configuration for every Flink run (keys the lab does not model).
+    pub flink_sets: Vec<(String, String)>,
 }
 
 /// One run: a point, a variant, a repeat (1-based).
@@ -137,28 +150,19 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
         b
     };
 
-    let base_dir = template
-        .path
-        .parent()
-        .unwrap_or(Path::new(""))
-        .to_path_buf();
+    let mut engines = Engines::open(&spec, args, todo > 0, &bar)?;
     // One untimed run per variant on the first point: a process's first
     // runs pay for starting thread pools and touching fresh memory, which
     // would land on whichever variant happens to run first.
     if let (Some(point), true) = (plan.points.first(), todo > 0) {
         for variant in variants {
             bar.set_message(format!("warm-up run of variant {}", variant.name));
-            run_script(
-                &scripts[0].0,
-                &base_dir,
-                &spec.overrides(variant, point),
-                RunOptions::default(),
-                &mut |_, _| {},
-            )
-            .map_err(|e| {
-                bar.abandon();
-                CampaignError::run(&run_context(&spec, point, variant, 0), e)
-            })?;
+            engines
+                .run(&spec, &template, &scripts[0].0, variant, point)
+                .map_err(|e| {
+                    bar.abandon();
+                    e.within(&run_context(&spec, point, variant, 0))
+                })?;
         }
     }
 
@@ -177,23 +181,14 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
                     variant.name,
                     plan.repeats
                 ));
-                let overrides = spec.overrides(variant, point);
-                machine::reset_peak_rss();
-                let outcomes = run_script(
-                    sql,
-                    &base_dir,
-                    &overrides,
-                    RunOptions::default(),
-                    &mut |_, _| {},
-                )
-                .map_err(|e| {
-                    bar.abandon();
-                    CampaignError::run(&run_context(&spec, point, variant, repeat), e)
-                })?;
-                let rss = machine::peak_rss_kb();
-                for o in &outcomes {
-                    let row =
-                        result_row(&spec, point, variant, repeat, o, rss, &machine, &revision);
+                let measured = engines
+                    .run(&spec, &template, sql, variant, point)
+                    .map_err(|e| {
+                        bar.abandon();
+                        e.within(&run_context(&spec, point, variant, repeat))
+                    })?;
+                for m in &measured {
+                    let row = result_row(&spec, point, variant, repeat, m, &machine, &revision);
                     writer.write(&row)?;
                 }
                 bar.inc(1);
@@ -202,6 +197,8 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
     }
     bar.finish_and_clear();
     drop(writer);
+    // A cluster the campaign started stops before the report is drawn.
+    drop(engines);
 
     finalize(&spec, &partial, &results)?;
     let rendered = report::render(&out)?;
@@ -257,6 +254,7 @@ fn preflight(
                 CampaignError::input(at(format!("variant '{}': {e}", variant.name)))
             })?;
         }
+        spec.check_variant_sinks(&sinks)?;
         spec.check_chart_sinks(&sinks)?;
         out.push((sql, sinks));
     }
@@ -351,14 +349,12 @@ fn resumable_rows(
     Ok(kept)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn result_row(
     spec: &Spec,
     point: &Point,
     variant: &Variant,
     repeat: u32,
-    o: &InsertOutcome,
-    rss: Option<u64>,
+    m: &Measured,
     machine: &Machine,
     revision: &str,
 ) -> Vec<String> {
@@ -367,24 +363,202 @@ fn result_row(
         point.id.to_string(),
         variant.name.clone(),
         repeat.to_string(),
-        o.sink.clone(),
+        m.sink.clone(),
     ];
     row.extend(point.values.iter().cloned());
-    let sample = Sample {
-        report: &o.report,
-        sink: o.sink_report(),
-        peak_rss_kb: rss,
-    };
-    row.extend(METRICS.iter().map(|m| csv_value(m.value(&sample))));
+    row.extend(m.metrics.iter().cloned());
     row.extend(
         optimizer::config::keys()
             .iter()
-            .map(|k| o.config.get(k.name).unwrap_or_default()),
+            .map(|k| m.config.get(k.name).unwrap_or_default()),
     );
     row.push(revision.to_string());
     row.push(machine.cores.to_string());
     row.push(machine.model.clone());
+    row.push(m.engine.name().to_string());
     row
+}
+
+/// What one run measured for one sink: its metrics as `results.csv`
+/// writes them, and the configuration it ran with.
+struct Measured {
+    sink: String,
+    engine: Engine,
+    metrics: Vec<String>,
+    config: Config,
+}
+
+/// The engines a campaign's variants run on: the lab's, and a Flink
+/// cluster opened before the first run when a variant runs on Flink.
+struct Engines {
+    default: Engine,
+    flink: Option<FlinkRunner>,
+    flink_sets: Vec<(String, String)>,
+}
+
+impl Engines {
+    fn open(
+        spec: &Spec,
+        args: &CampaignArgs,
+        runs: bool,
+        bar: &ProgressBar,
+    ) -> Result<Engines, CampaignError> {
+        let on_flink = |v: &Variant| v.engine.unwrap_or(args.engine) == Engine::Flink;
+        if let Some(v) = spec
+            .variants
+            .iter()
+            .find(|v| !v.flink_settings.is_empty() && !on_flink(v))
+        {
+            return Err(CampaignError::input(format!(
+                "{}: variant '{}' runs on the lab but has Flink-only settings; give it \
+                 engine = \"flink\" or run the campaign with --engine flink",
+                spec.file.display(),
+                v.name
+            )));
+        }
+        let flink = if runs && spec.variants.iter().any(on_flink) {
+            let mut say = |line: String| bar.suspend(|| println!("lab campaign: {line}"));
+            Some(FlinkRunner::open(
+                args.flink_rest.as_deref(),
+                args.quiet,
+                &mut say,
+            )?)
+        } else {
+            None
+        };
+        Ok(Engines {
+            default: args.engine,
+            flink,
+            flink_sets: args.flink_sets.clone(),
+        })
+    }
+
+    /// Runs `variant` at `point` and measures every sink.
+    fn run(
+        &mut self,
+        spec: &Spec,
+        template: &ScriptTemplate,
+        sql: &str,
+        variant: &Variant,
+        point: &Point,
+    ) -> Result<Vec<Measured>, RunFailure> {
+        let overrides = spec.overrides(variant, point);
+        let engine = variant.engine.unwrap_or(self.default);
+        let sql = match &variant.sinks {
+            Some(only) => crate::flink::rewrite::keep_sinks(sql, only)
+                .map_err(|e| RunFailure(CampaignError::input(e.message)))?,
+            None => sql.to_string(),
+        };
+        let base_dir = template.path.parent().unwrap_or(Path::new(""));
+        match engine {
+            Engine::Lab => {
+                machine::reset_peak_rss();
+                let outcomes = run_script(
+                    &sql,
+                    base_dir,
+                    &overrides,
+                    RunOptions::default(),
+                    &mut |_, _| {},
+                )
+                .map_err(|e| {
+                    RunFailure(CampaignError {
+                        code: e.exit_code() as u8,
+                        message: e.to_string(),
+                    })
+                })?;
+                let rss = machine::peak_rss_kb();
+                Ok(outcomes
+                    .iter()
+                    .map(|o| {
+                        let sample = Sample {
+                            report: &o.report,
+                            sink: o.sink_report(),
+                            peak_rss_kb: rss,
+                        };
+                        Measured {
+                            sink: o.sink.clone(),
+                            engine,
+                            metrics: METRICS
+                                .iter()
+                                .map(|m| csv_value(m.value(&sample)))
+                                .collect(),
+                            config: o.config.clone(),
+                        }
+                    })
+                    .collect())
+            }
+            Engine::Flink => {
+                let flink_sets: Vec<(String, String)> = self
+                    .flink_sets
+                    .iter()
+                    .chain(&variant.flink_settings)
+                    .cloned()
+                    .collect();
+                let runner = self.flink.as_mut().ok_or_else(|| {
+                    RunFailure(CampaignError::execution("no Flink cluster was opened"))
+                })?;
+                let outcomes = runner
+                    .run(&FlinkScriptRun {
+                        script: &template.path,
+                        sql: &sql,
+                        sets: &overrides,
+                        flink_sets: &flink_sets,
+                        only_sinks: None,
+                    })
+                    .map_err(|e| RunFailure(e.into()))?;
+                let configs = lab_configs(&sql, &overrides);
+                Ok(outcomes
+                    .iter()
+                    .map(|o| Measured {
+                        sink: o.sink.name.clone(),
+                        engine,
+                        metrics: METRICS
+                            .iter()
+                            .map(|m| csv_value(m.flink_value(o)))
+                            .collect(),
+                        config: configs
+                            .iter()
+                            .find(|(s, _)| *s == o.sink.name)
+                            .map(|(_, c)| c.clone())
+                            .unwrap_or_default(),
+                    })
+                    .collect())
+            }
+        }
+    }
+}
+
+/// A failed run; [`RunFailure::within`] says which.
+struct RunFailure(CampaignError);
+
+impl RunFailure {
+    fn within(self, context: &str) -> CampaignError {
+        CampaignError {
+            code: self.0.code,
+            message: format!("{context}: {}", self.0.message),
+        }
+    }
+}
+
+/// The configuration the lab derives for each INSERT of `sql` (by sink):
+/// what a Flink run's `cfg:` columns show.
+fn lab_configs(sql: &str, overrides: &[(String, String)]) -> Vec<(String, Config)> {
+    let Ok(script) = optimizer::sql::parse_script(sql) else {
+        return Vec::new();
+    };
+    let Ok(actions) = optimizer::session::configs_per_insert(&script, overrides) else {
+        return Vec::new();
+    };
+    actions
+        .into_iter()
+        .flat_map(|(a, c)| match a {
+            optimizer::session::Action::Run(inserts) => inserts
+                .into_iter()
+                .map(|i| (i.sink, c.clone()))
+                .collect::<Vec<_>>(),
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 /// Puts the rows in run order (point, repeat, variant; a resumed campaign

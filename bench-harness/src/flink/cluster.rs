@@ -20,6 +20,11 @@
 //! unless taken, then a free one) are checked before start; the others
 //! (blob server, TaskManager RPC and data) are picked by Flink at random.
 //!
+//! The REST API serves a TaskManager's standard output (where the capture
+//! sink writes) from a copy it keeps for `web.refresh-interval`; 1 s here
+//! instead of Flink's 3 s, since every run waits that long after its last
+//! job before reading it ([`super::run`]).
+//!
 //! Memory for a 2-core, 24 GiB machine: the JobManager gets 1 GiB, each
 //! TaskManager 1 GiB plus 512 MiB per slot (Flink's default fractions: 40%
 //! of its Flink memory is managed memory, which RocksDB uses).
@@ -140,6 +145,7 @@ pub fn config_yaml(
          rest.address: localhost\n\
          rest.bind-address: localhost\n\
          rest.port: {rest_port}\n\
+         web.refresh-interval: 1000\n\
          io.tmp.dirs: \"{tmp}\"\n\
          execution.checkpointing.dir: \"file://{state}/checkpoints\"\n\
          execution.checkpointing.savepoint-dir: \"file://{state}/savepoints\"\n",

@@ -20,7 +20,9 @@
 //! (materialised inputs, reused while their definition is unchanged) and
 //! `runs/` (per run: the driver's job file and output).
 
+pub mod campaign;
 pub mod capture;
+pub mod checkpoint;
 pub mod cluster;
 pub mod compare;
 pub mod data;
@@ -44,6 +46,16 @@ pub enum Engine {
     Flink,
 }
 
+impl Engine {
+    /// `lab` or `flink`, as `--engine` and campaign specs write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Lab => "lab",
+            Engine::Flink => "flink",
+        }
+    }
+}
+
 /// An error with the exit code it maps to: 2 for bad input (a script, an
 /// option, a statement Flink rejects), 3 for a failure of execution (a
 /// missing tool, a cluster that does not answer, a job that fails).
@@ -65,6 +77,15 @@ impl FlinkError {
         FlinkError {
             code: 3,
             message: message.into(),
+        }
+    }
+}
+
+impl From<FlinkError> for crate::campaign::CampaignError {
+    fn from(e: FlinkError) -> crate::campaign::CampaignError {
+        crate::campaign::CampaignError {
+            code: e.code,
+            message: e.message,
         }
     }
 }
