@@ -40,14 +40,20 @@ def emit(**event):
 
 
 def flink_message(exc):
-    """Flink's own message: the Java exception's text without the stack trace."""
-    text = str(exc)
+    """Flink's own message: the Java exception's text without the stack
+    trace, and the root cause (the last "Caused by:") when there is one."""
+    full = str(exc)
+    text = full
     # PyFlink appends the Java stack trace after the message.
     for marker in ("\n\tat ", "\n\t at "):
         cut = text.find(marker)
         if cut >= 0:
             text = text[:cut]
-    return text.strip()
+    text = text.strip()
+    causes = [line.strip() for line in full.splitlines() if line.startswith("Caused by: ")]
+    if causes and causes[-1] not in text:
+        text += "\nroot cause: " + causes[-1][len("Caused by: "):]
+    return text
 
 
 def run_job(path):

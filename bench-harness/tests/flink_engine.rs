@@ -19,12 +19,13 @@
 //!   both engines.
 //!
 //! Then, on the same cluster: a statement set runs as one Flink job and its
-//! EXPLAIN prints both plans; Flink's final checkpoint reports state;
-//! `lab tune --engine flink`; the shipped `campaigns/lab-vs-flink.toml
-//! --quick` writes both engines' rows, charts and the lab-and-Flink
-//! section, with parallelism 4 on both TaskManagers. Last, with the test's
-//! cluster stopped, a campaign with a Flink variant and no cluster starts
-//! one and stops it.
+//! EXPLAIN prints both plans; Flink's final checkpoint reports state; a job
+//! that fails exits with 3; `lab tune --engine flink`; the shipped
+//! `campaigns/lab-vs-flink.toml --quick` writes both engines' rows, charts
+//! and the lab-and-Flink section, with parallelism 4 on both TaskManagers.
+//! Last, with the test's cluster stopped, a campaign with a Flink variant
+//! and no cluster starts one and stops it, at its end and when
+//! interrupted.
 
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -454,8 +455,8 @@ fn lab_and_flink_agree_on_shipped_scripts() {
         &failing,
         "CREATE TABLE src (k BIGINT, v BIGINT) WITH ('connector' = 'datagen', \
          'number-of-rows' = '10', 'fields.k.min' = '1', 'fields.k.max' = '3', 'seed' = '1');\n\
-         CREATE TABLE out (k BIGINT, q BIGINT) WITH ('connector' = 'blackhole');\n\
-         INSERT INTO out SELECT k, v / (v - v) FROM src;\n",
+         CREATE TABLE quotients (k BIGINT, q BIGINT) WITH ('connector' = 'blackhole');\n\
+         INSERT INTO quotients SELECT k, v / (v - v) FROM src;\n",
     )
     .unwrap();
     let o = lab()
@@ -466,7 +467,7 @@ fn lab_and_flink_agree_on_shipped_scripts() {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     if o.status.code() != Some(3)
-        || !err.contains("the Flink job of 'INSERT INTO out")
+        || !err.contains("the Flink job of 'INSERT INTO quotients")
         || !err.contains(&format!("failed at {}", cluster.rest))
         || err.contains("panicked")
     {
@@ -702,6 +703,65 @@ fn campaign_starts_and_stops_a_cluster() -> Vec<String> {
     // The Flink variant ran its one sink; the lab variant all three.
     if flink.len() != 1 || flink[0]["sink"] != "clicks_per_user" || rows.len() != 4 {
         failures.push(format!("the auto campaign's rows: {rows:?}"));
+    }
+
+    // Interrupted (SIGINT), the campaign stops the cluster it started and
+    // exits with 130.
+    let long = home.path().join("long.toml");
+    std::fs::write(
+        &long,
+        format!(
+            "name = \"long\"\nscript = \"{}\"\nrepeats = 20\n\
+             [variants.flink]\nengine = \"flink\"\n\
+             [sweep]\nrows = [200000]\nkeys = [1000]\nskew = [1.0]\n",
+            examples().join("demo_agg.sql").display()
+        ),
+    )
+    .unwrap();
+    let mut child = lab()
+        .arg("campaign")
+        .arg(&long)
+        .args(["--quiet", "--out"])
+        .arg(home.path().join("long-report"))
+        .env("JOINLAB_FLINK_DIR", home.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let cluster_dir = home.path().join("cluster");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    while !cluster_dir.join("cluster.json").exists()
+        && std::time::Instant::now() < deadline
+        && child.try_wait().unwrap().is_none()
+    {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir(cluster_dir.join("pid"))
+        .into_iter()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap_or_default();
+        pids.extend(text.lines().filter_map(|l| l.trim().parse::<u32>().ok()));
+    }
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.code() != Some(130) || pids.len() != 3 || !err.contains("lab: interrupted") {
+        failures.push(format!(
+            "an interrupted campaign: exit {:?}, pids {pids:?}, stderr {err}",
+            o.status.code()
+        ));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let left: Vec<u32> = pids.into_iter().filter(|&p| alive(p)).collect();
+    if !left.is_empty() {
+        failures.push(format!(
+            "still running after an interrupted campaign: {left:?}"
+        ));
     }
     failures
 }

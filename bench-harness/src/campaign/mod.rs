@@ -8,6 +8,7 @@
 //! - [`metrics`]: the metrics, one definition for CSV, charts and tables;
 //! - [`results`]: `results.csv` and its `.partial` file;
 //! - [`runner`]: `lab campaign`;
+//! - [`dispatch`]: one run of a variant, on the lab or on Flink;
 //! - [`report`]: charts and `index.md` from `results.csv` (`lab plot`);
 //! - [`cells`]: how spread, ratios and changes are written;
 //! - [`engines`]: a campaign's variants on the lab against their twins on
@@ -19,6 +20,7 @@
 
 pub mod baseline;
 pub mod cells;
+pub mod dispatch;
 pub mod engines;
 pub mod history;
 pub mod machine;

@@ -12,9 +12,8 @@
 //! `--resume` keeps the runs already in `results.csv.partial` (those with
 //! a row for every sink) and runs only the others.
 //!
-//! A variant runs on its `engine` (default: `--engine`): the lab's, or
-//! Flink through [`crate::flink::campaign`], which connects to a cluster
-//! (or starts one) before the first run.
+//! A variant runs on its `engine` (default: `--engine`), the lab's or a
+//! Flink cluster's ([`super::dispatch`]).
 //!
 //! A finished run already in the report directory is moved to `history/`
 //! first ([`super::history`]): a re-run never replaces earlier results.
@@ -22,18 +21,16 @@
 //! `--save-baseline NAME` saves it as one ([`super::baseline`]).
 
 use super::baseline;
+use super::dispatch::{Engines, Measured};
 use super::history;
 use super::machine::{self, Machine};
-use super::metrics::{csv_value, Sample, METRICS};
 use super::report::{self, RunInfo};
 use super::results::{RowWriter, Table, PARTIAL, RESULTS};
 use super::spec::{Plan, Point, ScriptTemplate, Spec, Variant, LEADING_COLUMNS};
 use super::CampaignError;
-use crate::flink::campaign::{FlinkRunner, FlinkScriptRun};
 use crate::flink::Engine;
 use indicatif::{ProgressBar, ProgressStyle};
-use optimizer::config::Config;
-use optimizer::session::{explain_script, run_script, RunOptions};
+use optimizer::session::explain_script;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -340,9 +337,17 @@ fn resumable_rows(
     for key in order {
         let rows = &by_run[&key];
         let pi = plan.points.iter().position(|p| p.id == key.0).unwrap_or(0);
-        let sinks = &scripts[pi].1;
+        // A variant with `sinks` runs only those.
+        let only = spec
+            .variant_index(&key.1)
+            .and_then(|v| spec.variants[v].sinks.as_ref());
+        let sinks: Vec<&String> = scripts[pi]
+            .1
+            .iter()
+            .filter(|s| only.is_none_or(|o| o.contains(s)))
+            .collect();
         let row_sinks: Vec<&String> = rows.iter().map(|r| &r[4]).collect();
-        if row_sinks.len() == sinks.len() && row_sinks.iter().zip(sinks).all(|(a, b)| *a == b) {
+        if row_sinks == sinks {
             kept.extend(rows.iter().cloned());
         }
     }
@@ -377,188 +382,6 @@ fn result_row(
     row.push(machine.model.clone());
     row.push(m.engine.name().to_string());
     row
-}
-
-/// What one run measured for one sink: its metrics as `results.csv`
-/// writes them, and the configuration it ran with.
-struct Measured {
-    sink: String,
-    engine: Engine,
-    metrics: Vec<String>,
-    config: Config,
-}
-
-/// The engines a campaign's variants run on: the lab's, and a Flink
-/// cluster opened before the first run when a variant runs on Flink.
-struct Engines {
-    default: Engine,
-    flink: Option<FlinkRunner>,
-    flink_sets: Vec<(String, String)>,
-}
-
-impl Engines {
-    fn open(
-        spec: &Spec,
-        args: &CampaignArgs,
-        runs: bool,
-        bar: &ProgressBar,
-    ) -> Result<Engines, CampaignError> {
-        let on_flink = |v: &Variant| v.engine.unwrap_or(args.engine) == Engine::Flink;
-        if let Some(v) = spec
-            .variants
-            .iter()
-            .find(|v| !v.flink_settings.is_empty() && !on_flink(v))
-        {
-            return Err(CampaignError::input(format!(
-                "{}: variant '{}' runs on the lab but has Flink-only settings; give it \
-                 engine = \"flink\" or run the campaign with --engine flink",
-                spec.file.display(),
-                v.name
-            )));
-        }
-        let flink = if runs && spec.variants.iter().any(on_flink) {
-            let mut say = |line: String| bar.suspend(|| println!("lab campaign: {line}"));
-            Some(FlinkRunner::open(
-                args.flink_rest.as_deref(),
-                args.quiet,
-                &mut say,
-            )?)
-        } else {
-            None
-        };
-        Ok(Engines {
-            default: args.engine,
-            flink,
-            flink_sets: args.flink_sets.clone(),
-        })
-    }
-
-    /// Runs `variant` at `point` and measures every sink.
-    fn run(
-        &mut self,
-        spec: &Spec,
-        template: &ScriptTemplate,
-        sql: &str,
-        variant: &Variant,
-        point: &Point,
-    ) -> Result<Vec<Measured>, RunFailure> {
-        let overrides = spec.overrides(variant, point);
-        let engine = variant.engine.unwrap_or(self.default);
-        let sql = match &variant.sinks {
-            Some(only) => crate::flink::rewrite::keep_sinks(sql, only)
-                .map_err(|e| RunFailure(CampaignError::input(e.message)))?,
-            None => sql.to_string(),
-        };
-        let base_dir = template.path.parent().unwrap_or(Path::new(""));
-        match engine {
-            Engine::Lab => {
-                machine::reset_peak_rss();
-                let outcomes = run_script(
-                    &sql,
-                    base_dir,
-                    &overrides,
-                    RunOptions::default(),
-                    &mut |_, _| {},
-                )
-                .map_err(|e| {
-                    RunFailure(CampaignError {
-                        code: e.exit_code() as u8,
-                        message: e.to_string(),
-                    })
-                })?;
-                let rss = machine::peak_rss_kb();
-                Ok(outcomes
-                    .iter()
-                    .map(|o| {
-                        let sample = Sample {
-                            report: &o.report,
-                            sink: o.sink_report(),
-                            peak_rss_kb: rss,
-                        };
-                        Measured {
-                            sink: o.sink.clone(),
-                            engine,
-                            metrics: METRICS
-                                .iter()
-                                .map(|m| csv_value(m.value(&sample)))
-                                .collect(),
-                            config: o.config.clone(),
-                        }
-                    })
-                    .collect())
-            }
-            Engine::Flink => {
-                let flink_sets: Vec<(String, String)> = self
-                    .flink_sets
-                    .iter()
-                    .chain(&variant.flink_settings)
-                    .cloned()
-                    .collect();
-                let runner = self.flink.as_mut().ok_or_else(|| {
-                    RunFailure(CampaignError::execution("no Flink cluster was opened"))
-                })?;
-                let outcomes = runner
-                    .run(&FlinkScriptRun {
-                        script: &template.path,
-                        sql: &sql,
-                        sets: &overrides,
-                        flink_sets: &flink_sets,
-                        only_sinks: None,
-                    })
-                    .map_err(|e| RunFailure(e.into()))?;
-                let configs = lab_configs(&sql, &overrides);
-                Ok(outcomes
-                    .iter()
-                    .map(|o| Measured {
-                        sink: o.sink.name.clone(),
-                        engine,
-                        metrics: METRICS
-                            .iter()
-                            .map(|m| csv_value(m.flink_value(o)))
-                            .collect(),
-                        config: configs
-                            .iter()
-                            .find(|(s, _)| *s == o.sink.name)
-                            .map(|(_, c)| c.clone())
-                            .unwrap_or_default(),
-                    })
-                    .collect())
-            }
-        }
-    }
-}
-
-/// A failed run; [`RunFailure::within`] says which.
-struct RunFailure(CampaignError);
-
-impl RunFailure {
-    fn within(self, context: &str) -> CampaignError {
-        CampaignError {
-            code: self.0.code,
-            message: format!("{context}: {}", self.0.message),
-        }
-    }
-}
-
-/// The configuration the lab derives for each INSERT of `sql` (by sink):
-/// what a Flink run's `cfg:` columns show.
-fn lab_configs(sql: &str, overrides: &[(String, String)]) -> Vec<(String, Config)> {
-    let Ok(script) = optimizer::sql::parse_script(sql) else {
-        return Vec::new();
-    };
-    let Ok(actions) = optimizer::session::configs_per_insert(&script, overrides) else {
-        return Vec::new();
-    };
-    actions
-        .into_iter()
-        .flat_map(|(a, c)| match a {
-            optimizer::session::Action::Run(inserts) => inserts
-                .into_iter()
-                .map(|i| (i.sink, c.clone()))
-                .collect::<Vec<_>>(),
-            _ => Vec::new(),
-        })
-        .collect()
 }
 
 /// Puts the rows in run order (point, repeat, variant; a resumed campaign

@@ -5,14 +5,19 @@
 //! otherwise the local cluster of `.flink/cluster/` when one is running
 //! (it is used and left running); otherwise the campaign starts one there
 //! itself, two TaskManagers of two slots as `lab flink start` does, and
-//! stops it when it ends, also when a run fails. A campaign that is killed
-//! leaves that cluster running: `lab flink stop` stops it (Ctrl-C reaches
-//! its processes too, which share the campaign's process group).
+//! stops it when it ends, also when a run fails, or when the lab is
+//! interrupted (Ctrl-C, SIGTERM, SIGHUP: the cluster's JVMs ignore SIGINT,
+//! since Flink's scripts start them in the background of a non-interactive
+//! shell, so the lab stops them itself, then exits with 130). Killed with
+//! SIGKILL, it leaves the cluster running: `lab flink stop` stops it.
 
 use super::cluster::{self, ClusterInfo, StartOptions};
 use super::run::{FlinkOutcome, FlinkRun, FlinkSession};
 use super::{FlinkError, FlinkHome};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, Once};
+use std::time::Duration;
 
 /// A cluster and a driver for a campaign's (or a tune's) Flink runs.
 pub struct FlinkRunner {
@@ -72,7 +77,9 @@ impl FlinkRunner {
             slots: 2,
             rest_port: None,
         };
-        let info = cluster::start(&home, &dir, &shape)?;
+        // From here an interruption stops what `start` began.
+        stop_on_interrupt(Some(dir.clone()));
+        let info = cluster::start(&home, &dir, &shape).inspect_err(|_| stop_on_interrupt(None))?;
         say(format!(
             "started a local Flink {} cluster at {} for these runs (1 JobManager, {} TaskManagers x \
              {} slots; files in {}); it is stopped at the end (`lab flink stop` if this process is \
@@ -86,7 +93,7 @@ impl FlinkRunner {
         let session = match FlinkSession::connect(Some(&info.rest)) {
             Ok(s) => s,
             Err(e) => {
-                let _ = cluster::stop(&dir);
+                stop_started();
                 return Err(e);
             }
         };
@@ -120,11 +127,8 @@ impl FlinkRunner {
 
 impl Drop for FlinkRunner {
     fn drop(&mut self) {
-        if let Some(dir) = self.started.take() {
-            match cluster::stop(&dir) {
-                Ok(msg) => eprintln!("lab: {msg}"),
-                Err(e) => eprintln!("lab: stopping the cluster this run started: {e}"),
-            }
+        if self.started.take().is_some() {
+            stop_started();
         }
     }
 }
@@ -139,4 +143,52 @@ fn running_local(dir: &Path) -> Option<ClusterInfo> {
     }
     super::rest::Rest::new(&info.rest).overview().ok()?;
     Some(info)
+}
+
+/// The cluster a runner started and has not stopped yet: stopped once,
+/// by the runner's end or by an interruption, whichever comes first (the
+/// lock is held while stopping, so the other waits for it).
+static TO_STOP: Mutex<Option<PathBuf>> = Mutex::new(None);
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static WATCH: Once = Once::new();
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// From now on, SIGINT, SIGTERM and SIGHUP stop the cluster in `dir` (when
+/// given) and end the lab with exit code 130. The handler only sets a flag
+/// (all a signal handler may do); a thread watches it. (Not the `ctrlc`
+/// crate: its `nix` dependency turns on a libc feature that makes every
+/// checkout rebuild RocksDB.)
+fn stop_on_interrupt(dir: Option<PathBuf>) {
+    *TO_STOP.lock().unwrap_or_else(|e| e.into_inner()) = dir;
+    WATCH.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            let handler = on_signal as extern "C" fn(libc::c_int);
+            // SAFETY: the handler only stores to an atomic.
+            unsafe {
+                libc::signal(sig, handler as libc::sighandler_t);
+            }
+        }
+        std::thread::spawn(|| loop {
+            std::thread::sleep(Duration::from_millis(100));
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                eprintln!("\nlab: interrupted");
+                stop_started();
+                std::process::exit(130);
+            }
+        });
+    });
+}
+
+/// Stops the cluster a runner started, unless it was stopped already.
+fn stop_started() {
+    let mut to_stop = TO_STOP.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(dir) = to_stop.take() {
+        match cluster::stop(&dir) {
+            Ok(msg) => eprintln!("lab: {msg}"),
+            Err(e) => eprintln!("lab: stopping the cluster this run started: {e}"),
+        }
+    }
 }
