@@ -21,11 +21,16 @@
 //! Bad input (SQL, configuration, files, CSV rows) exits with code 2 and a
 //! message that says what and where; an execution failure (IO, RocksDB, a
 //! Flink cluster that does not answer, a Flink job that fails) exits with
-//! 3; `lab compare` exits with 1 when the engines' results differ.
+//! 3, and so does a failed write to stdout or an output file ([`output`]);
+//! `lab compare` exits with 1 when the engines' results differ. The codes
+//! are in [`exit_code`].
 
 mod campaign;
+mod exit_code;
+mod files;
 mod flink;
 mod numbers;
+mod output;
 mod plot;
 mod stats;
 mod summary;
@@ -41,6 +46,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use optimizer::session::{
     compile_script, explain_script_in, run_script_explaining, write_plan, RunError, RunOptions,
 };
+use output::{errln, outln};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -50,7 +56,7 @@ use std::process::ExitCode;
     version,
     about = "joinlab: a performance lab for streaming SQL joins and aggregations",
     after_help = "Exit codes: 0 success, 1 `lab compare` found different results, 2 bad input (says what\n\
-                  and where), 3 a failed run (IO, RocksDB, a Flink cluster or job).\n\
+                  and where), 3 a failed run or write (IO, RocksDB, a Flink cluster or job).\n\
                   Run `lab help <command>` for a command's flags and an example."
 )]
 struct Cli {
@@ -151,7 +157,8 @@ enum Command {
         /// Uses the spec's [quick] values (and one repeat unless it says otherwise).
         #[arg(long)]
         quick: bool,
-        /// Keeps the runs of an interrupted campaign (results.csv.partial).
+        /// Continues an interrupted campaign: keeps its finished runs
+        /// (results.csv.partial, or results.csv) and runs only the others.
         #[arg(long)]
         resume: bool,
         /// The report directory (default: reports/<name>/).
@@ -298,15 +305,17 @@ struct Failure {
 impl Failure {
     fn input(message: impl Into<String>) -> Failure {
         Failure {
-            code: 2,
+            code: exit_code::BAD_INPUT,
             message: message.into(),
         }
     }
+}
 
-    fn execution(message: impl Into<String>) -> Failure {
+impl From<output::OutputError> for Failure {
+    fn from(e: output::OutputError) -> Failure {
         Failure {
-            code: 3,
-            message: message.into(),
+            code: exit_code::EXECUTION_FAILED,
+            message: e.to_string(),
         }
     }
 }
@@ -338,15 +347,31 @@ impl From<RunError> for Failure {
     }
 }
 
+/// `--set KEY=VALUE` flags, each checked as `SET` checks it; an error
+/// names the flag.
 fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, Failure> {
     sets.iter()
-        .map(|s| match s.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => {
-                Ok((k.trim().to_string(), v.trim().to_string()))
-            }
-            _ => Err(Failure::input(format!("--set '{s}': expected KEY=VALUE"))),
+        .map(|s| {
+            let (k, v) = key_value("--set", s)?;
+            optimizer::config::Config::new()
+                .set(&k, &v)
+                .map_err(|e| Failure::input(format!("--set '{s}': {}", e.message)))?;
+            Ok((k, v))
         })
         .collect()
+}
+
+/// `--flink-set KEY=VALUE` flags: keys for Flink alone, which the lab does
+/// not model, so only their shape is checked here (Flink checks the rest).
+fn parse_flink_sets(sets: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    sets.iter().map(|s| key_value("--flink-set", s)).collect()
+}
+
+fn key_value(flag: &str, s: &str) -> Result<(String, String), Failure> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(Failure::input(format!("{flag} '{s}': expected KEY=VALUE"))),
+    }
 }
 
 fn read_script(path: &Path) -> Result<String, Failure> {
@@ -429,40 +454,90 @@ fn run_sql(
     bar.finish_and_clear();
     let outcomes = outcomes?;
     let many = outcomes.len() > 1;
-    println!("joinlab run {}", script.display());
-    for o in &outcomes {
-        print!("{}", summary::render(o));
+    // The files first, so that a failed write to stdout costs none of
+    // them. Each is written whole or not at all; when one fails, those
+    // written before it are kept and the error names them.
+    let mut written: Vec<Vec<String>> = vec![Vec::new(); outcomes.len()];
+    let mut failed: Option<String> = None;
+    'files: for (o, done) in outcomes.iter().zip(&mut written) {
         let columns = o.plan.sink.table.schema.names();
         if let Some(path) = changelog {
             let p = output_path(path, &o.sink, many);
-            datasets::csv_write::write_changelog_csv(&p, &columns, &o.changelog)
-                .map_err(|e| Failure::execution(e.to_string()))?;
-            println!("  changelog written to {}", p.display());
+            match datasets::csv_write::write_changelog_csv(&p, &columns, &o.changelog) {
+                Ok(()) => done.push(format!("  changelog written to {}", p.display())),
+                Err(e) => {
+                    failed = Some(e.to_string());
+                    break 'files;
+                }
+            }
         }
         if let Some(path) = result {
             let p = output_path(path, &o.sink, many);
-            datasets::csv_write::write_result_csv(
-                &p,
-                &columns,
-                o.sink_report().result.as_deref().unwrap_or_default(),
-            )
-            .map_err(|e| Failure::execution(e.to_string()))?;
-            println!("  result written to {}", p.display());
+            let rows = o.sink_report().result.as_deref().unwrap_or_default();
+            match datasets::csv_write::write_result_csv(&p, &columns, rows) {
+                Ok(()) => done.push(format!("  result written to {}", p.display())),
+                Err(e) => {
+                    failed = Some(e.to_string());
+                    break 'files;
+                }
+            }
         }
     }
-    Ok(())
+    let printed = (|| {
+        outln!("joinlab run {}", script.display())?;
+        for (o, done) in outcomes.iter().zip(&written) {
+            output::out(&summary::render(o))?;
+            for line in done {
+                outln!("{line}")?;
+            }
+        }
+        Ok::<(), output::OutputError>(())
+    })();
+    let kept: Vec<&str> = written
+        .iter()
+        .flatten()
+        .filter_map(|l| l.split_once(" written to ").map(|(_, p)| p))
+        .collect();
+    let error = match (failed, printed) {
+        (Some(e), _) if kept.is_empty() => format!("{e}; no output file was written"),
+        (Some(e), _) => format!(
+            "{e}; the output files written before it are complete and kept: {}",
+            kept.join(", ")
+        ),
+        (None, Err(e)) if !kept.is_empty() => {
+            format!("{e}; the output files are complete: {}", kept.join(", "))
+        }
+        (None, Err(e)) => e.to_string(),
+        (None, Ok(())) => return Ok(()),
+    };
+    Err(Failure {
+        code: exit_code::EXECUTION_FAILED,
+        message: error,
+    })
 }
 
 fn main() -> ExitCode {
-    // `lab run ... | head` should end quietly, not panic on a closed pipe.
+    // Output goes through `output`, where a closed pipe ends the output
+    // quietly; a stray write that still panics on one ends the same way.
     std::panic::set_hook(Box::new(|info| {
         let msg = info.to_string();
         if msg.contains("Broken pipe") {
             std::process::exit(0);
         }
-        eprintln!("{msg}");
+        output::err(&format!("{msg}\n"));
     }));
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help, version or a usage error: clap's own words and code, but a
+        // failed write of them is an error too.
+        Err(e) => {
+            if let Err(w) = e.print() {
+                errln!("error: {}", output::OutputError(w));
+                return ExitCode::from(exit_code::EXECUTION_FAILED);
+            }
+            return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
+        }
+    };
     let outcome = match &cli.command {
         Command::Run {
             script,
@@ -518,7 +593,7 @@ fn main() -> ExitCode {
             quiet,
         } => (|| {
             let sets = parse_sets(set)?;
-            let flink_sets = parse_sets(flink_set)?;
+            let flink_sets = parse_flink_sets(flink_set)?;
             let params = template::parse_params(params).map_err(Failure::input)?;
             let equal = flink::compare::compare(&flink::compare::CompareArgs {
                 script,
@@ -533,7 +608,7 @@ fn main() -> ExitCode {
                 Ok(())
             } else {
                 Err(Failure {
-                    code: 1,
+                    code: exit_code::RESULTS_DIFFER,
                     message: "the results differ".to_string(),
                 })
             }
@@ -552,7 +627,7 @@ fn main() -> ExitCode {
                 sets: &sets,
                 params: &params,
             })?;
-            println!("{msg}");
+            outln!("{msg}")?;
             Ok(())
         })(),
         Command::Explain { script, set, param } => (|| {
@@ -561,7 +636,7 @@ fn main() -> ExitCode {
             let base = script.parent().map(Path::to_path_buf).unwrap_or_default();
             let text = explain_script_in(&sql, &base, &overrides)
                 .map_err(|e| Failure::input(e.to_string()))?;
-            print!("{text}");
+            output::out(&text)?;
             Ok(())
         })(),
         Command::CompilePlan { script, out, set } => (|| {
@@ -569,8 +644,21 @@ fn main() -> ExitCode {
             let sql = read_script(script)?;
             let plan =
                 compile_script(&sql, &overrides).map_err(|e| Failure::input(e.to_string()))?;
-            write_plan(&plan, out, false).map_err(|e| Failure::input(e.to_string()))?;
-            println!("plan written to {}", out.display());
+            // An existing file is refused (bad input); a failed write is
+            // a failure of execution.
+            let existed = out.exists();
+            write_plan(&plan, out, false).map_err(|e| Failure {
+                code: if existed {
+                    exit_code::BAD_INPUT
+                } else {
+                    exit_code::EXECUTION_FAILED
+                },
+                message: e.to_string(),
+            })?;
+            outln!("plan written to {}", out.display()).map_err(|e| Failure {
+                code: exit_code::EXECUTION_FAILED,
+                message: format!("{e}; the plan {} is complete", out.display()),
+            })?;
             Ok(())
         })(),
         Command::ExecutePlan { plan, set, quiet } => {
@@ -605,23 +693,34 @@ fn main() -> ExitCode {
                 baseline: baseline.clone(),
                 engine: *engine,
                 flink_rest: flink_rest.clone(),
-                flink_sets: parse_sets(flink_set)?,
+                flink_sets: parse_flink_sets(flink_set)?,
             })?;
             Ok(())
         })(),
-        Command::Plot { dir } => campaign::report::render(dir)
-            .map(|r| {
-                for w in &r.warnings {
-                    eprintln!("warning: {w}");
-                }
-                println!(
-                    "redrew {} chart(s) and index.md in {} from {} rows",
-                    r.charts,
-                    dir.display(),
-                    r.rows
-                );
-            })
-            .map_err(Failure::from),
+        Command::Plot { dir } => (|| {
+            let _lock = if dir.is_dir() {
+                Some(campaign::lock::ReportLock::acquire(
+                    dir,
+                    &format!("lab plot {}", dir.display()),
+                )?)
+            } else {
+                None
+            };
+            if _lock.is_some() {
+                files::sweep_temporaries(dir);
+            }
+            let r = campaign::report::render(dir)?;
+            for w in &r.warnings {
+                errln!("warning: {w}");
+            }
+            outln!(
+                "redrew {} chart(s) and index.md in {} from {} rows",
+                r.charts,
+                dir.display(),
+                r.rows
+            )?;
+            Ok(())
+        })(),
         Command::Tune {
             script,
             tries,
@@ -637,7 +736,7 @@ fn main() -> ExitCode {
         } => (|| {
             let sets = parse_sets(set)?;
             let params = template::parse_params(param).map_err(Failure::input)?;
-            let flink_sets = parse_sets(flink_set)?;
+            let flink_sets = parse_flink_sets(flink_set)?;
             let text = campaign::tune::tune(&campaign::tune::TuneArgs {
                 script,
                 tries,
@@ -651,14 +750,16 @@ fn main() -> ExitCode {
                 flink_rest: flink_rest.as_deref(),
                 flink_sets: &flink_sets,
             })?;
-            print!("{text}");
+            output::out(&text)?;
             Ok(())
         })(),
     };
     match outcome {
+        // A warning that could not be written is a failed output too.
+        Ok(()) if output::stderr_failed() => ExitCode::from(exit_code::EXECUTION_FAILED),
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("error: {}", f.message);
+            errln!("error: {}", f.message);
             ExitCode::from(f.code)
         }
     }

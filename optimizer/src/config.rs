@@ -25,9 +25,9 @@
 //! | `table.exec.delta-join.right.cache-size` | Long (>= 1) | `10000` |
 //! | `table.exec.state.ttl` | Duration | `0 ms` |
 //! | `table.exec.sink.upsert-materialize` | Enum | `AUTO` |
-//! | `parallelism.default` | Integer (>= 1) | `1` |
+//! | `parallelism.default` | Integer (1 to 32768) | `1` |
 //! | `state.backend.type` | Enum | `hashmap` |
-//! | `lab.source.batch-size` | Integer (>= 1) | `1024` |
+//! | `lab.source.batch-size` | Integer (1 to 1048576) | `1024` |
 //! | `lab.state.dir` | String | empty (system temp dir) |
 //! | `lab.clock` | Enum | `processing` |
 
@@ -716,6 +716,12 @@ fn suggest(key: &str) -> Option<&'static str> {
     if let [only] = partial[..] {
         return Some(only);
     }
+    // A key this much longer than every known one is no typo of one; and
+    // the edit distance costs the product of the lengths.
+    let longest = KEYS.iter().map(|k| k.name.len()).max().unwrap_or(0);
+    if lower.len() > 2 * longest {
+        return None;
+    }
     let (best, distance) = KEYS
         .iter()
         .map(|k| (k.name, strsim::levenshtein(&lower, k.name)))
@@ -737,8 +743,14 @@ fn parse_value(info: &KeyInfo, text: &str) -> Result<Setting, String> {
                 Err("expected a boolean: true or false".to_string())
             }
         }
-        ValueType::Integer { min } => parse_integer(text, min, i32::MIN as i64, i32::MAX as i64),
-        ValueType::Long { min } => parse_integer(text, min, i64::MIN, i64::MAX),
+        ValueType::Integer { min } => parse_integer(
+            text,
+            min,
+            maximum(info.name),
+            i32::MIN as i64,
+            i32::MAX as i64,
+        ),
+        ValueType::Long { min } => parse_integer(text, min, maximum(info.name), i64::MIN, i64::MAX),
         ValueType::Duration => parse_duration(text)
             .map(Setting::Duration)
             .map_err(|e| format!("expected a duration such as '500 ms', '5 s' or '1 min' ({e})")),
@@ -752,18 +764,51 @@ fn parse_value(info: &KeyInfo, text: &str) -> Result<Setting, String> {
     }
 }
 
-fn parse_integer(text: &str, min: Option<i64>, lo: i64, hi: i64) -> Result<Setting, String> {
+/// The largest values of keys that size what the lab allocates up front
+/// or keeps per unit, with why: a number in a script or a flag must not
+/// become a 64 GiB buffer (`lab.source.batch-size` = 2147483647 asked for
+/// one). Other integer keys size nothing before data arrives.
+const MAXIMA: &[(&str, i64, &str)] = &[
+    (
+        PARALLELISM_DEFAULT,
+        32_768,
+        "Flink's upper bound of the maximum parallelism",
+    ),
+    (
+        LAB_SOURCE_BATCH_SIZE,
+        1 << 20,
+        "a batch's buffer is allocated before it is filled",
+    ),
+];
+
+/// The largest value of `key` and why, if it has one.
+pub fn maximum(key: &str) -> Option<(i64, &'static str)> {
+    MAXIMA
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .map(|(_, max, why)| (*max, *why))
+}
+
+fn parse_integer(
+    text: &str,
+    min: Option<i64>,
+    max: Option<(i64, &str)>,
+    lo: i64,
+    hi: i64,
+) -> Result<Setting, String> {
     let what = if hi == i32::MAX as i64 {
         "a 32-bit integer"
     } else {
         "a 64-bit integer"
     };
-    let expected = match min {
-        Some(m) => format!("expected {what} >= {m}"),
-        None => format!("expected {what}"),
+    let expected = match (min, max) {
+        (Some(m), Some((x, why))) => format!("expected {what} from {m} to {x} ({why})"),
+        (None, Some((x, why))) => format!("expected {what} <= {x} ({why})"),
+        (Some(m), None) => format!("expected {what} >= {m}"),
+        (None, None) => format!("expected {what}"),
     };
     let n: i64 = text.parse().map_err(|_| expected.clone())?;
-    if n < lo || n > hi || min.is_some_and(|m| n < m) {
+    if n < lo || n > hi || min.is_some_and(|m| n < m) || max.is_some_and(|(x, _)| n > x) {
         return Err(expected);
     }
     Ok(Setting::Int(n))

@@ -133,10 +133,11 @@ pub fn configs_per_insert(
     };
     // Overrides are checked even for a script without INSERT.
     apply_overrides(&base)?;
-    for s in &script.statements {
+    for (i, s) in script.statements.iter().enumerate() {
         let action = match s {
             Statement::Set { key, value } => {
-                base.set(key, value)?;
+                let (line, column) = script.positions.get(i).copied().unwrap_or((0, 0));
+                base.set(key, value).map_err(|e| e.at(line, column))?;
                 continue;
             }
             Statement::CreateTable(_) => continue,
@@ -177,6 +178,21 @@ fn plan_located(
     })
 }
 
+/// A connector's option error ("table 't': option ...") found when the
+/// job opens its sources, placed at the `CREATE TABLE` of that table.
+fn at_table_definition(script: &Script, e: PlanError) -> PlanError {
+    if e.location.is_some() {
+        return e;
+    }
+    let defined = script.statements.iter().zip(&script.positions).find(|(s, _)| {
+        matches!(s, Statement::CreateTable(t) if e.message.starts_with(&format!("table '{}':", t.name)))
+    });
+    match defined {
+        Some((_, &(line, column))) => e.at(line, column),
+        None => e,
+    }
+}
+
 /// Reads and rebuilds a compiled plan.
 pub fn load_plan(path: &Path) -> Result<PhysicalPlan, PlanError> {
     let text = std::fs::read_to_string(path)
@@ -200,10 +216,20 @@ pub fn write_plan(
             path.display()
         )));
     }
-    let tmp = path.with_extension("json.tmp");
+    // Written under a temporary name and renamed: a plan file is complete
+    // or absent, and a failed write (a full disk) leaves no temporary file.
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.tmp",
+        name.unwrap_or_default(),
+        std::process::id()
+    ));
     std::fs::write(&tmp, compiled_plan::compile(plan))
         .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| PlanError::plan(format!("cannot write plan {}: {e}", path.display())))?;
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            PlanError::plan(format!("cannot write plan {}: {e}", path.display()))
+        })?;
     Ok(true)
 }
 
@@ -427,7 +453,7 @@ pub fn run_parsed_explaining(
             }
         };
         outcomes.extend(run_job(
-            plans, config, sources, base_dir, options, progress,
+            script, plans, config, sources, base_dir, options, progress,
         )?);
     }
     Ok(outcomes)
@@ -435,6 +461,7 @@ pub fn run_parsed_explaining(
 
 /// Runs the plans as one job (one sink each).
 fn run_job(
+    script: &Script,
     plans: Vec<PhysicalPlan>,
     config: Config,
     sources: &dyn SourceProvider,
@@ -452,7 +479,8 @@ fn run_job(
         &backend,
         options.keep_changelog,
         options.materialize,
-    )?;
+    )
+    .map_err(|e| at_table_definition(script, e))?;
     for (k, plan) in plans.iter().enumerate() {
         if let Some(path) = crate::physical::job::sink_file(&plan.sink.table) {
             // Insert-only (the planner refuses updates into a file sink).

@@ -171,7 +171,7 @@ fn integers_and_longs() {
         m.contains("'parallelism.default'") && m.contains("'0'"),
         "{m}"
     );
-    assert!(m.contains(">= 1"), "{m}");
+    assert!(m.contains("from 1 to 32768"), "{m}");
     let m = set_err("table.optimizer.distinct-agg.split.bucket-num", "-3");
     assert!(m.contains(">= 1"), "{m}");
     let m = set_err("table.exec.delta-join.left.cache-size", "0");
@@ -353,6 +353,32 @@ fn unknown_key_suggests_nearest() {
         full.starts_with("configuration error: unknown configuration key 'foo'"),
         "{full}"
     );
+}
+
+#[test]
+fn sizes_have_a_maximum_named_in_the_error() {
+    // 2147483647 rows a batch asked for a 64 GiB buffer.
+    let m = set_err("lab.source.batch-size", "2147483647");
+    assert_eq!(
+        m,
+        "invalid value '2147483647' for configuration key 'lab.source.batch-size': expected a \
+         32-bit integer from 1 to 1048576 (a batch's buffer is allocated before it is filled)"
+    );
+    let mut c = Config::default();
+    c.set("lab.source.batch-size", "1048576").unwrap();
+    let m = set_err("parallelism.default", "32769");
+    assert!(m.contains("from 1 to 32768"), "{m}");
+    c.set("parallelism.default", "32768").unwrap();
+    assert_eq!(c.parallelism(), 32768);
+}
+
+#[test]
+fn a_long_unknown_key_is_refused_without_a_costly_search() {
+    // The edit distance costs the product of the lengths; a key far
+    // longer than any known one is no typo of one.
+    let key = format!("table.exec.{}", "x".repeat(100_000));
+    let m = set_err(&key, "1");
+    assert!(m.contains("; known keys: "), "{}", &m[m.len() - 200..]);
 }
 
 #[test]

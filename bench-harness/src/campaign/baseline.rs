@@ -57,9 +57,28 @@ fn saved(out: &Path) -> Vec<String> {
     names
 }
 
+/// Puts back baseline `name` when a `--save-baseline` that replaced it
+/// was killed between moving the old one aside (`.NAME.old`) and moving
+/// the new one in.
+fn recover(out: &Path, name: &str) -> Result<(), CampaignError> {
+    let target = dir(out, name);
+    let old = out.join(BASELINES).join(format!(".{name}.old"));
+    if !target.exists() && old.join(RESULTS).exists() {
+        std::fs::rename(&old, &target).map_err(|e| {
+            CampaignError::execution(format!(
+                "cannot put back baseline {} from {}: {e}",
+                target.display(),
+                old.display()
+            ))
+        })?;
+    }
+    Ok(())
+}
+
 /// Checks, before anything runs, that baseline `name` exists in `out`.
 pub fn require(out: &Path, name: &str) -> Result<(), CampaignError> {
     check_name("--baseline", name)?;
+    recover(out, name)?;
     if dir(out, name).join(RESULTS).exists() {
         return Ok(());
     }
@@ -84,6 +103,7 @@ pub fn save(out: &Path, name: &str) -> Result<String, CampaignError> {
     let io = |what: &str, p: &Path, e: std::io::Error| {
         CampaignError::execution(format!("cannot {what} {}: {e}", p.display()))
     };
+    recover(out, name)?;
     for p in [&tmp, &old] {
         if p.exists() {
             std::fs::remove_dir_all(p).map_err(|e| io("remove", p, e))?;
@@ -99,6 +119,7 @@ pub fn save(out: &Path, name: &str) -> Result<String, CampaignError> {
     let replaced = target.exists();
     if replaced {
         std::fs::rename(&target, &old).map_err(|e| io("move", &target, e))?;
+        super::crash_point::reached("baseline");
     }
     std::fs::rename(&tmp, &target).map_err(|e| io("write", &target, e))?;
     if replaced {
@@ -227,6 +248,8 @@ pub(super) fn compare(
         ));
     }
     let many_sinks = data.sinks.len() > 1;
+    let base_points: std::collections::HashMap<&Vec<String>, usize> =
+        base.points.iter().rev().map(|(i, p)| (p, *i)).collect();
     let mut rows = Vec::new();
     for (id, params) in &data.points {
         let label = report::point_label(spec, params);
@@ -235,11 +258,7 @@ pub(super) fn compare(
         } else {
             format!("point {id}: {label}")
         };
-        let base_id = base
-            .points
-            .iter()
-            .find(|(_, p)| p == params)
-            .map(|(i, _)| *i);
+        let base_id = base_points.get(params).copied();
         for v in &spec.variants {
             for (sink, m) in metrics {
                 let now = data.values(*id, &v.name, sink, m);

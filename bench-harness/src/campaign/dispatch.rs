@@ -54,7 +54,8 @@ impl Engines {
             )));
         }
         let flink = if runs && spec.variants.iter().any(on_flink) {
-            let mut say = |line: String| bar.suspend(|| println!("lab campaign: {line}"));
+            let mut say =
+                |line: String| bar.suspend(|| crate::output::errln!("lab campaign: {line}"));
             Some(FlinkRunner::open(
                 args.flink_rest.as_deref(),
                 args.quiet,

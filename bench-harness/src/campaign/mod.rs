@@ -14,15 +14,19 @@
 //! - [`engines`]: a campaign's variants on the lab against their twins on
 //!   Flink (`index.md`'s "Lab and Flink");
 //! - [`history`]: earlier runs kept under `history/`;
+//! - [`lock`]: one campaign at a time per report directory;
+//! - [`crash_point`]: the kill points of the crash-safety tests;
 //! - [`baseline`]: `--save-baseline` and `--baseline`;
 //! - [`tune`]: `lab tune`;
 //! - [`machine`]: git revision, machine, peak RSS.
 
 pub mod baseline;
 pub mod cells;
+pub mod crash_point;
 pub mod dispatch;
 pub mod engines;
 pub mod history;
+pub mod lock;
 pub mod machine;
 pub mod metrics;
 pub mod report;
@@ -51,7 +55,7 @@ impl CampaignError {
 
     pub fn execution(message: impl Into<String>) -> CampaignError {
         CampaignError {
-            code: 3,
+            code: crate::exit_code::EXECUTION_FAILED,
             message: message.into(),
         }
     }
@@ -62,6 +66,12 @@ impl CampaignError {
             code: e.exit_code() as u8,
             message: format!("{context}: {e}"),
         }
+    }
+}
+
+impl From<crate::output::OutputError> for CampaignError {
+    fn from(e: crate::output::OutputError) -> CampaignError {
+        CampaignError::execution(e.to_string())
     }
 }
 

@@ -22,6 +22,7 @@ use super::CampaignError;
 use crate::plot::{self, Line, LineChart, XAxis};
 use crate::stats::{self, Ratio, Spread, MIN_TIMED_MS, MIN_WORK_MS};
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -74,6 +75,10 @@ pub(super) struct Record {
 
 pub(super) struct Data {
     records: Vec<Record>,
+    /// The records of each (point, variant, sink), by index: every lookup
+    /// of the tables and charts is one hash probe, so drawing takes time
+    /// in proportion to the rows, not to their product with the points.
+    by_run: HashMap<(usize, String, String), Vec<usize>>,
     /// Sinks in order of first appearance.
     pub(super) sinks: Vec<String>,
     /// (point id, its parameter values), by id.
@@ -83,14 +88,10 @@ pub(super) struct Data {
     repeats: u32,
 }
 
+/// The distinct values, in order of first appearance.
 fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for v in values {
-        if !out.contains(&v) {
-            out.push(v);
-        }
-    }
-    out
+    let mut seen = HashSet::new();
+    values.filter(|v| seen.insert(v.clone())).collect()
 }
 
 impl Data {
@@ -145,10 +146,19 @@ impl Data {
                 values.push(if text.is_empty() {
                     None
                 } else {
-                    Some(
-                        text.parse::<f64>()
-                            .map_err(|_| bad(&format!("{} = '{text}' is not a number", m.name)))?,
-                    )
+                    // The lab writes finite numbers; NaN or inf is an edit.
+                    match text.parse::<f64>() {
+                        Ok(v) if v.is_finite() => Some(v),
+                        Ok(_) => {
+                            return Err(bad(&format!(
+                                "{} = '{text}' is not a finite number",
+                                m.name
+                            )))
+                        }
+                        Err(_) => {
+                            return Err(bad(&format!("{} = '{text}' is not a number", m.name)))
+                        }
+                    }
                 });
             }
             let of = |name: &str| metric(name).and_then(|m| values[metric_index(m)]);
@@ -171,10 +181,16 @@ impl Data {
         records.sort_by_key(|r| (r.point, r.repeat, r.variant_index));
         let sinks = distinct(records.iter().map(|r| r.sink.clone()));
         let mut points: Vec<(usize, Vec<String>)> = Vec::new();
-        for r in &records {
-            if !points.iter().any(|(p, _)| *p == r.point) {
+        let mut seen = HashSet::new();
+        let mut by_run: HashMap<(usize, String, String), Vec<usize>> = HashMap::new();
+        for (i, r) in records.iter().enumerate() {
+            if seen.insert(r.point) {
                 points.push((r.point, r.params.clone()));
             }
+            by_run
+                .entry((r.point, r.variant.clone(), r.sink.clone()))
+                .or_default()
+                .push(i);
         }
         let revisions = distinct(
             table
@@ -190,6 +206,7 @@ impl Data {
         let repeats = records.iter().map(|r| r.repeat).max().unwrap_or(0);
         Ok(Data {
             records,
+            by_run,
             sinks,
             points,
             revisions,
@@ -217,11 +234,23 @@ impl Data {
     /// The runs of one point, variant and sink: (repeat, value of `metric`).
     fn runs(&self, point: usize, variant: &str, sink: &str, metric: &Metric) -> Vec<(u32, f64)> {
         let mi = metric_index(metric);
-        self.records
-            .iter()
-            .filter(|r| r.point == point && r.variant == variant && r.sink == sink)
+        self.run_records(point, variant, sink)
             .filter_map(|r| r.values[mi].map(|v| (r.repeat, v)))
             .collect()
+    }
+
+    /// The records of one point, variant and sink.
+    fn run_records(
+        &self,
+        point: usize,
+        variant: &str,
+        sink: &str,
+    ) -> impl Iterator<Item = &Record> {
+        self.by_run
+            .get(&(point, variant.to_string(), sink.to_string()))
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.records[i])
     }
 
     pub(super) fn values(&self, point: usize, variant: &str, sink: &str, m: &Metric) -> Vec<f64> {
@@ -244,10 +273,7 @@ impl Data {
 
     /// Whether a run of this point, variant and sink was too short to time.
     pub(super) fn too_short(&self, point: usize, variant: &str, sink: &str) -> bool {
-        self.records
-            .iter()
-            .filter(|r| r.point == point && r.variant == variant && r.sink == sink)
-            .any(|r| r.too_short)
+        self.run_records(point, variant, sink).any(|r| r.too_short)
     }
 
     /// `variant` over `base` at one point, runs paired by repeat.
@@ -261,9 +287,10 @@ impl Data {
     ) -> Option<Ratio> {
         let a = self.runs(point, base, sink, m);
         let b = self.runs(point, variant, sink, m);
+        let by_repeat: HashMap<u32, f64> = b.iter().copied().collect();
         let paired: Vec<(f64, f64)> = a
             .iter()
-            .filter_map(|(ra, va)| b.iter().find(|(rb, _)| rb == ra).map(|(_, vb)| (*va, *vb)))
+            .filter_map(|(ra, va)| by_repeat.get(ra).map(|vb| (*va, *vb)))
             .collect();
         if paired.len() == a.len() && paired.len() == b.len() {
             let (xa, xb): (Vec<f64>, Vec<f64>) = paired.into_iter().unzip();
@@ -323,14 +350,21 @@ fn chart_data(
         },
         None => XAxis::Categorical(xs.clone()),
     };
+    let category: HashMap<&str, usize> = xs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (x.as_str(), i))
+        .collect();
     let x_of = |x: &str| match &x_axis {
         XAxis::Numeric { .. } => x.parse::<f64>().unwrap_or(f64::NAN),
-        XAxis::Categorical(labels) => labels.iter().position(|l| l == x).unwrap_or(0) as f64,
+        XAxis::Categorical(_) => category.get(x).copied().unwrap_or(0) as f64,
     };
     // (line, x text) -> values and whether a run was too short to time,
     // in order of first appearance.
     let mut names: Vec<String> = Vec::new();
+    let mut line_of: HashMap<String, usize> = HashMap::new();
     let mut cells: Vec<(usize, String, Vec<f64>, bool)> = Vec::new();
+    let mut cell_of: HashMap<(usize, String), usize> = HashMap::new();
     for r in &rows {
         let mut name = match si {
             None => r.variant.clone(),
@@ -342,21 +376,15 @@ fn chart_data(
         for &d in &others {
             let _ = write!(name, ", {}={}", spec.dims[d].name, r.params[d]);
         }
-        let li = match names.iter().position(|n| *n == name) {
-            Some(i) => i,
-            None => {
-                names.push(name);
-                names.len() - 1
-            }
-        };
+        let li = *line_of.entry(name.clone()).or_insert_with(|| {
+            names.push(name);
+            names.len() - 1
+        });
         let x = &r.params[xi];
-        let cell = match cells.iter().position(|(l, cx, _, _)| *l == li && cx == x) {
-            Some(i) => i,
-            None => {
-                cells.push((li, x.clone(), Vec::new(), false));
-                cells.len() - 1
-            }
-        };
+        let cell = *cell_of.entry((li, x.clone())).or_insert_with(|| {
+            cells.push((li, x.clone(), Vec::new(), false));
+            cells.len() - 1
+        });
         if let Some(v) = r.values[mi] {
             cells[cell].2.push(v);
             cells[cell].3 |= r.too_short && chart.y.timed();
@@ -818,13 +846,15 @@ pub fn render(dir: &Path) -> Result<Rendered, CampaignError> {
         let svg = dir.join(format!("{}.svg", c.slug));
         plot::draw(&chart, &png, &svg)
             .map_err(|e| CampaignError::execution(format!("chart '{}': {e}", c.title)))?;
+        super::crash_point::reached("chart");
     }
+    // Written last: a report with its index.md has every chart.
     let index = dir.join(INDEX);
-    std::fs::write(
+    crate::files::write_atomic(
         &index,
-        index_md(&spec, info.as_ref(), &data, changes.as_ref()),
+        index_md(&spec, info.as_ref(), &data, changes.as_ref()).as_bytes(),
     )
-    .map_err(|e| CampaignError::execution(format!("cannot write {}: {e}", index.display())))?;
+    .map_err(CampaignError::execution)?;
     Ok(Rendered {
         rows: table.rows.len(),
         charts: spec.charts.len(),

@@ -35,6 +35,21 @@ pub const TRAILING_COLUMNS: &[&str] = &["git_revision", "machine_cores", "machin
 
 const DEFAULT_REPEATS: u32 = 3;
 
+/// Limits on what a spec may ask for, checked with the spec's line before
+/// anything runs: a mutated number must not become a capacity, and a text
+/// must fit where it goes (a file name, a chart).
+pub const MAX_REPEATS: u32 = 1000;
+/// Points of one sweep (the product of its dimensions' value counts).
+pub const MAX_POINTS: u64 = 10_000;
+/// Runs of one campaign: points × variants × repeats.
+pub const MAX_RUNS: u64 = 100_000;
+/// Characters of a campaign, variant or dimension name, a chart's title
+/// or an axis label (a title is drawn on one line of a ~1000-pixel chart
+/// and names its files).
+pub const MAX_TEXT: usize = 100;
+/// Characters of a chart's file name, without its extension.
+const MAX_SLUG: usize = 80;
+
 // ---------------------------------------------------------------------------
 // The TOML shape.
 
@@ -334,6 +349,8 @@ pub struct Variant {
     pub flink_settings: Vec<(String, String)>,
     /// `sinks = [...]`: the INSERTs this variant runs (by sink); `None`: all.
     pub sinks: Option<Vec<String>>,
+    /// Its table in the spec, for messages.
+    span: Option<Range<usize>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -351,6 +368,8 @@ pub struct Dim {
     pub kind: DimKind,
     pub values: Vec<String>,
     span: Option<Range<usize>>,
+    /// Where each of `values` is written.
+    value_spans: Vec<Option<Range<usize>>>,
 }
 
 /// What a chart draws one line per.
@@ -409,6 +428,8 @@ pub struct Spec {
     quick_repeats: u32,
     /// Per dimension, the values `--quick` uses instead (if given).
     quick_values: Vec<Option<Vec<String>>>,
+    /// Where each of `quick_values` is written.
+    quick_spans: Vec<Vec<Option<Range<usize>>>>,
     pub charts: Vec<Chart>,
 }
 
@@ -421,6 +442,8 @@ fn slug(title: &str) -> String {
             s.push('-');
         }
     }
+    // A file name has room for 255 bytes: keep it well within.
+    s.truncate(MAX_SLUG);
     while s.ends_with('-') {
         s.pop();
     }
@@ -428,6 +451,24 @@ fn slug(title: &str) -> String {
         s.push_str("chart");
     }
     s
+}
+
+/// `what` = `text` must not be longer than [`MAX_TEXT`] characters.
+fn short_text(
+    ctx: &Ctx,
+    span: Option<Range<usize>>,
+    what: &str,
+    text: &str,
+) -> Result<(), CampaignError> {
+    let n = text.chars().count();
+    if n <= MAX_TEXT {
+        return Ok(());
+    }
+    let start: String = text.chars().take(40).collect();
+    Err(ctx.err(
+        span,
+        format!("{what} '{start}...' has {n} characters; expected at most {MAX_TEXT}"),
+    ))
 }
 
 /// Checks one configuration key and value as `lab run --set` does; the
@@ -518,6 +559,8 @@ impl Spec {
             ));
         }
 
+        short_text(&ctx, Some(raw.name.span()), "the campaign name", &name)?;
+
         // script
         if raw.script.get_ref().trim().is_empty() {
             return Err(ctx.err(
@@ -556,6 +599,7 @@ impl Spec {
                 if vname.trim().is_empty() {
                     return Err(ctx.err(body_span.clone(), "a variant name is empty"));
                 }
+                short_text(&ctx, body_span.clone(), "the variant name", &vname)?;
                 let mut leaves = Vec::new();
                 flatten("", settings_table, None, &mut leaves);
                 let mut settings = Vec::new();
@@ -615,6 +659,7 @@ impl Spec {
                     engine,
                     flink_settings,
                     sinks,
+                    span: body_span,
                 });
             }
         }
@@ -625,6 +670,7 @@ impl Spec {
                 engine: None,
                 flink_settings: Vec::new(),
                 sinks: None,
+                span: None,
             });
         }
 
@@ -652,8 +698,9 @@ impl Spec {
                     format!("sweep dimension '{dname}' is given twice"),
                 ));
             }
+            short_text(&ctx, span.clone(), "the sweep dimension", &dname)?;
             let kind = dim_kind(&ctx, &dname, span.clone())?;
-            let values = dim_values(&ctx, &dname, kind, values)?;
+            let (values, value_spans) = dim_values(&ctx, &dname, kind, values)?.into_iter().unzip();
             if kind == DimKind::Config {
                 if let Some(v) = variants
                     .iter()
@@ -674,12 +721,19 @@ impl Spec {
                 kind,
                 values,
                 span,
+                value_spans,
             });
         }
 
         // quick
         let mut quick_repeats = 1;
+        let quick_repeats_span = raw
+            .quick
+            .as_ref()
+            .and_then(|q| q.repeats.as_ref())
+            .map(|r| r.span());
         let mut quick_values: Vec<Option<Vec<String>>> = vec![None; dims.len()];
+        let mut quick_spans: Vec<Vec<Option<Range<usize>>>> = vec![Vec::new(); dims.len()];
         if let Some(q) = raw.quick {
             if let Some(r) = &q.repeats {
                 quick_repeats = positive(&ctx, r, "quick.repeats")?;
@@ -706,7 +760,11 @@ impl Spec {
                             ),
                         ));
                     };
-                    quick_values[i] = Some(dim_values(&ctx, &leaf.key, dims[i].kind, leaf.value)?);
+                    let (values, spans) = dim_values(&ctx, &leaf.key, dims[i].kind, leaf.value)?
+                        .into_iter()
+                        .unzip();
+                    quick_values[i] = Some(values);
+                    quick_spans[i] = spans;
                 }
             }
         }
@@ -718,6 +776,7 @@ impl Spec {
             if title.is_empty() {
                 return Err(ctx.err(Some(c.title.span()), "a chart's title is empty"));
             }
+            short_text(&ctx, Some(c.title.span()), "the chart title", &title)?;
             let x = c.x.get_ref().clone();
             if !dims.iter().any(|d| d.name == x) {
                 return Err(ctx.err(
@@ -775,7 +834,15 @@ impl Spec {
                     Some(l.span()),
                     format!("chart '{title}': {which} is empty; leave it out for the default"),
                 )),
-                Some(l) => Ok(Some(l.get_ref().trim().to_string())),
+                Some(l) => {
+                    short_text(
+                        &ctx,
+                        Some(l.span()),
+                        &format!("chart '{title}': {which}"),
+                        l.get_ref().trim(),
+                    )?;
+                    Ok(Some(l.get_ref().trim().to_string()))
+                }
                 None => Ok(None),
             };
             let x_label = label(&c.x_label, "x_label")?;
@@ -795,6 +862,49 @@ impl Spec {
             });
         }
 
+        // How many runs: a sweep that multiplies out to millions of points
+        // would be materialised before the first run.
+        for quick in [false, true] {
+            let mut points: u64 = 1;
+            for (d, q) in dims.iter().zip(&quick_values) {
+                let n = match q {
+                    Some(q) if quick => q.len(),
+                    _ => d.values.len(),
+                };
+                points = points.saturating_mul(n as u64);
+                if points > MAX_POINTS {
+                    return Err(ctx.err(
+                        d.span.clone(),
+                        format!(
+                            "the sweep{} has more than {MAX_POINTS} points with dimension '{}' \
+                             (the points are the product of the dimensions' value counts); \
+                             sweep fewer values",
+                            if quick { " of --quick" } else { "" },
+                            d.name
+                        ),
+                    ));
+                }
+            }
+            let repeats = if quick { quick_repeats } else { repeats };
+            let runs = points * variants.len() as u64 * u64::from(repeats);
+            if runs > MAX_RUNS {
+                let span = match (quick, &raw.repeats, &quick_repeats_span) {
+                    (false, Some(r), _) => Some(r.span()),
+                    (true, _, Some(r)) => Some(r.clone()),
+                    _ => Some(raw.name.span()),
+                };
+                return Err(ctx.err(
+                    span,
+                    format!(
+                        "{points} point(s) × {} variant(s) × {repeats} repeat(s) = {runs} runs{}, \
+                         more than a campaign runs (at most {MAX_RUNS})",
+                        variants.len(),
+                        if quick { " with --quick" } else { "" }
+                    ),
+                ));
+            }
+        }
+
         Ok(Spec {
             file: file.to_path_buf(),
             name,
@@ -806,6 +916,7 @@ impl Spec {
             dims,
             quick_repeats,
             quick_values,
+            quick_spans,
             charts,
             text,
         })
@@ -952,7 +1063,7 @@ impl Spec {
             for s in v.sinks.iter().flatten() {
                 if !sinks.contains(s) {
                     return Err(self.ctx().err(
-                        None,
+                        v.span.clone(),
                         format!(
                             "variant '{}': sinks names '{s}', which is not a sink of the \
                              script's INSERTs; expected some of: {}",
@@ -1003,6 +1114,39 @@ impl Spec {
     /// The index of the variant named `name`.
     pub fn variant_index(&self, name: &str) -> Option<usize> {
         self.variants.iter().position(|v| v.name == name)
+    }
+
+    /// Every value dimension `d` takes, full or `--quick`, once each.
+    pub fn all_values(&self, d: usize) -> Vec<String> {
+        let mut out = self.dims[d].values.clone();
+        for v in self.quick_values[d].iter().flatten() {
+            if !out.contains(v) {
+                out.push(v.clone());
+            }
+        }
+        out
+    }
+
+    /// An error at the place `value` of dimension `d` is written (in the
+    /// sweep, or in `[quick]`).
+    pub fn value_error(&self, d: usize, value: &str, msg: impl fmt::Display) -> CampaignError {
+        let dim = &self.dims[d];
+        let full = dim.values.iter().zip(&dim.value_spans);
+        let quick = self.quick_values[d]
+            .iter()
+            .flatten()
+            .zip(&self.quick_spans[d]);
+        let span = full
+            .chain(quick)
+            .find(|(v, _)| *v == value)
+            .and_then(|(_, span)| span.clone())
+            .or_else(|| dim.span.clone());
+        self.ctx().err(span, msg)
+    }
+
+    /// An error at `variant`'s table.
+    pub fn variant_error(&self, variant: &Variant, msg: impl fmt::Display) -> CampaignError {
+        self.ctx().err(variant.span.clone(), msg)
     }
 }
 
@@ -1063,10 +1207,13 @@ fn variant_key(ctx: &Ctx, vname: &str, leaf: &Leaf) -> Result<VariantKey, Campai
 
 fn positive(ctx: &Ctx, r: &Spanned<i64>, what: &str) -> Result<u32, CampaignError> {
     match u32::try_from(*r.get_ref()) {
-        Ok(n) if n >= 1 => Ok(n),
+        Ok(n) if (1..=MAX_REPEATS).contains(&n) => Ok(n),
         _ => Err(ctx.err(
             Some(r.span()),
-            format!("invalid {what} = {}: expected an integer >= 1", r.get_ref()),
+            format!(
+                "invalid {what} = {}: expected an integer from 1 to {MAX_REPEATS}",
+                r.get_ref()
+            ),
         )),
     }
 }
@@ -1130,6 +1277,9 @@ fn dim_kind(ctx: &Ctx, name: &str, span: Option<Range<usize>>) -> Result<DimKind
     ))
 }
 
+/// A sweep value and where it is written.
+type SpannedValue = (String, Option<Range<usize>>);
+
 /// The values of a dimension: a non-empty array of distinct scalars (a
 /// single scalar is a one-value dimension); configuration values are checked.
 fn dim_values(
@@ -1137,7 +1287,7 @@ fn dim_values(
     name: &str,
     kind: DimKind,
     values: SpItem,
-) -> Result<Vec<String>, CampaignError> {
+) -> Result<Vec<SpannedValue>, CampaignError> {
     let span = values.span();
     let list: Vec<(Option<Range<usize>>, Scalar)> = match values.into_inner() {
         Item::Scalar(s) => vec![(span.clone(), s)],
@@ -1158,10 +1308,10 @@ fn dim_values(
             format!("sweep dimension '{name}' has no values: expected a non-empty array"),
         ));
     }
-    let mut out: Vec<String> = Vec::new();
+    let mut out: Vec<SpannedValue> = Vec::new();
     for (at, v) in list {
         let text = v.text();
-        if out.contains(&text) {
+        if out.iter().any(|(t, _)| *t == text) {
             return Err(ctx.err(
                 at.clone(),
                 format!("sweep dimension '{name}': value '{text}' is given twice"),
@@ -1172,7 +1322,7 @@ fn dim_values(
                 return Err(ctx.err(at.clone(), e));
             }
         }
-        out.push(text);
+        out.push((text, at));
     }
     Ok(out)
 }
@@ -1200,17 +1350,23 @@ impl ScriptTemplate {
         })
     }
 
-    /// Parses a rendered script, opens its `datagen` tables (which checks
-    /// their options, where sweep values land) and returns the sink of
-    /// every INSERT, in order.
+    /// Parses a rendered script, opens its generated tables (`datagen` and
+    /// the workload connectors: opening checks their options, where sweep
+    /// values land) and returns the sink of every INSERT, in order. Files
+    /// are left to the run (an earlier INSERT may write one).
     pub fn inspect(&self, sql: &str) -> Result<Vec<String>, String> {
         let script = optimizer::sql::parse_script(sql).map_err(|e| e.to_string())?;
         let base_dir = self.path.parent().unwrap_or(Path::new(""));
         for t in script.catalog.tables() {
-            let datagen = t.options.iter().any(|(k, v)| {
-                k.eq_ignore_ascii_case("connector") && v.trim().eq_ignore_ascii_case("datagen")
-            });
-            if datagen {
+            let connector = t
+                .options
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("connector"))
+                .map(|(_, v)| v.trim().to_ascii_lowercase());
+            // Files are read by the run; blackhole and print are sinks.
+            let generated = connector
+                .is_some_and(|c| !matches!(c.as_str(), "filesystem" | "blackhole" | "print"));
+            if generated {
                 datasets::source::open_source(
                     &t.name,
                     &optimizer::physical::job::connector_options(t),

@@ -19,7 +19,8 @@
 use super::baseline::{ChangeRow, Changes};
 use super::cells::{self, SHORT_MARK};
 use super::metrics::{metric, Metric, Sample};
-use super::results::{RowWriter, Table};
+use super::results::{self, Table};
+use super::spec::MAX_REPEATS;
 use super::CampaignError;
 use crate::flink::campaign::{FlinkRunner, FlinkScriptRun};
 use crate::flink::Engine;
@@ -108,6 +109,9 @@ fn parse_try(t: &str) -> Result<(String, Vec<String>), CampaignError> {
     Ok((key, values))
 }
 
+/// The most variants (combinations of `--try` values) a tune runs.
+const MAX_VARIANTS: usize = 1000;
+
 /// The variants: the cartesian product of the tries, first try slowest.
 fn variants(tries: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
     let mut out: Vec<Vec<(String, String)>> = vec![Vec::new()];
@@ -131,14 +135,28 @@ pub fn tune(args: &TuneArgs) -> Result<String, CampaignError> {
             "lab tune needs at least one --try KEY=VALUE1,VALUE2",
         ));
     }
-    if args.repeats == 0 {
-        return Err(CampaignError::input("--repeats: expected an integer >= 1"));
+    if !(1..=MAX_REPEATS).contains(&args.repeats) {
+        return Err(CampaignError::input(format!(
+            "--repeats {}: expected an integer from 1 to {MAX_REPEATS}",
+            args.repeats
+        )));
     }
     let tries: Vec<(String, Vec<String>)> = args
         .tries
         .iter()
         .map(|t| parse_try(t))
         .collect::<Result<_, _>>()?;
+    // The variants are the product of the tries: bound it before making it.
+    let mut count: usize = 1;
+    for (t, (_, values)) in args.tries.iter().zip(&tries) {
+        count = count.saturating_mul(values.len());
+        if count > MAX_VARIANTS {
+            return Err(CampaignError::input(format!(
+                "--try '{t}': the --try values make more than {MAX_VARIANTS} variants \
+                 (the product of their counts); try fewer"
+            )));
+        }
+    }
     for (i, (k, _)) in tries.iter().enumerate() {
         if tries[..i].iter().any(|(j, _)| j == k) {
             return Err(CampaignError::input(format!(
@@ -195,7 +213,7 @@ pub fn tune(args: &TuneArgs) -> Result<String, CampaignError> {
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {
-        let b = ProgressBar::new((variants.len() as u32 * (args.repeats + 1)) as u64);
+        let b = ProgressBar::new(variants.len() as u64 * (u64::from(args.repeats) + 1));
         b.set_style(
             ProgressStyle::with_template("{bar:30.cyan/blue} {pos}/{len} runs, ETA {eta} | {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -205,7 +223,7 @@ pub fn tune(args: &TuneArgs) -> Result<String, CampaignError> {
     let kept = kept_metrics(args.engine);
     let mut flink = match args.engine {
         Engine::Flink => {
-            let mut say = |line: String| bar.suspend(|| eprintln!("lab tune: {line}"));
+            let mut say = |line: String| bar.suspend(|| crate::output::errln!("lab tune: {line}"));
             Some(FlinkRunner::open(args.flink_rest, args.quiet, &mut say)?)
         }
         Engine::Lab => None,
@@ -461,7 +479,6 @@ fn save_baseline(r: &TuneRuns, store: &Path, name: &str) -> Result<String, Campa
     std::fs::create_dir_all(store)
         .map_err(|e| CampaignError::execution(format!("cannot create {}: {e}", store.display())))?;
     let path = store.join(format!("{name}.csv"));
-    let tmp = store.join(format!(".{name}.csv.tmp"));
     let header: Vec<String> = BASELINE_LEADING
         .iter()
         .map(|s| s.to_string())
@@ -485,10 +502,8 @@ fn save_baseline(r: &TuneRuns, store: &Path, name: &str) -> Result<String, Campa
             }
         }
     }
-    drop(RowWriter::create(&tmp, &header, &rows)?);
     let replaced = path.exists();
-    std::fs::rename(&tmp, &path)
-        .map_err(|e| CampaignError::execution(format!("cannot write {}: {e}", path.display())))?;
+    results::write_table(&path, &header, &rows)?;
     Ok(format!(
         "{} baseline '{name}' ({})",
         if replaced {

@@ -174,7 +174,7 @@ fn stop_on_interrupt(dir: Option<PathBuf>) {
         std::thread::spawn(|| loop {
             std::thread::sleep(Duration::from_millis(100));
             if INTERRUPTED.load(Ordering::SeqCst) {
-                eprintln!("\nlab: interrupted");
+                crate::output::errln!("\nlab: interrupted");
                 stop_started();
                 std::process::exit(130);
             }
@@ -187,8 +187,8 @@ fn stop_started() {
     let mut to_stop = TO_STOP.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(dir) = to_stop.take() {
         match cluster::stop(&dir) {
-            Ok(msg) => eprintln!("lab: {msg}"),
-            Err(e) => eprintln!("lab: stopping the cluster this run started: {e}"),
+            Ok(msg) => crate::output::errln!("lab: {msg}"),
+            Err(e) => crate::output::errln!("lab: stopping the cluster this run started: {e}"),
         }
     }
 }

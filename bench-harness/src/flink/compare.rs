@@ -104,24 +104,24 @@ pub fn compare(a: &CompareArgs) -> Result<bool, FlinkError> {
             })?;
         comparisons.push(compare_sink(l, f));
     }
-    println!(
+    crate::output::outln!(
         "joinlab compare {} (lab vs Flink {} at {})",
         a.script.display(),
         flink.flink_version,
         flink.rest
-    );
+    )?;
     if !flink.dropped_keys.is_empty() {
-        println!(
+        crate::output::outln!(
             "  (lab-only keys not sent to Flink: {})",
             flink.dropped_keys.join(", ")
-        );
+        )?;
     }
     for (i, lab_plan) in lab_explains.iter().enumerate() {
         let flink_plan = flink.explains.get(i).map(String::as_str).unwrap_or("");
-        print!("{}", render_explains(i + 1, lab_plan, flink_plan));
+        crate::output::out(&render_explains(i + 1, lab_plan, flink_plan))?;
     }
     for c in &comparisons {
-        print!("{}", render(c));
+        crate::output::out(&render(c))?;
     }
     if let Some(path) = a.json {
         let json = serde_json::to_string_pretty(&comparisons).expect("serialises");

@@ -536,7 +536,7 @@ mod tests {
     fn a_path_without_java_is_a_clear_error() {
         let dir = tempfile::tempdir().unwrap();
         let e = check_java(&tools_in(dir.path())).unwrap_err();
-        assert_eq!(e.code, 3);
+        assert_eq!(e.code, crate::exit_code::EXECUTION_FAILED);
         assert!(e.message.contains("no `java` on PATH"), "{}", e.message);
     }
 

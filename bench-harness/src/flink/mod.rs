@@ -75,9 +75,15 @@ impl FlinkError {
 
     pub fn execution(message: impl Into<String>) -> FlinkError {
         FlinkError {
-            code: 3,
+            code: crate::exit_code::EXECUTION_FAILED,
             message: message.into(),
         }
+    }
+}
+
+impl From<crate::output::OutputError> for FlinkError {
+    fn from(e: crate::output::OutputError) -> FlinkError {
+        FlinkError::execution(e.to_string())
     }
 }
 
@@ -195,7 +201,7 @@ pub fn dispatch(cmd: &FlinkCommand) -> Result<(), FlinkError> {
     match cmd {
         FlinkCommand::Install => {
             let report = install::install(&home, &install::Tools::from_env())?;
-            println!("{report}");
+            crate::output::outln!("{report}")?;
             Ok(())
         }
         FlinkCommand::Start {
@@ -213,28 +219,25 @@ pub fn dispatch(cmd: &FlinkCommand) -> Result<(), FlinkError> {
                     rest_port: *rest_port,
                 },
             )?;
-            println!(
+            crate::output::outln!(
                 "Flink {} cluster at {}: 1 JobManager, {} TaskManager(s) x {} slot(s); config, logs and pids in {}",
                 info.flink_version,
                 info.rest,
                 info.taskmanagers,
                 info.slots,
                 cluster_dir(d).display()
-            );
+            )?;
             Ok(())
         }
         FlinkCommand::Status {
             flink_rest,
             cluster_dir: d,
         } => {
-            print!(
-                "{}",
-                cluster::status(&cluster_dir(d), flink_rest.as_deref())?
-            );
+            crate::output::out(&cluster::status(&cluster_dir(d), flink_rest.as_deref())?)?;
             Ok(())
         }
         FlinkCommand::Stop { cluster_dir: d } => {
-            println!("{}", cluster::stop(&cluster_dir(d))?);
+            crate::output::outln!("{}", cluster::stop(&cluster_dir(d))?)?;
             Ok(())
         }
     }

@@ -177,7 +177,7 @@ mod tests {
             .port();
         let address = format!("127.0.0.1:{port}");
         let e = Rest::new(&address).overview().unwrap_err();
-        assert_eq!(e.code, 3);
+        assert_eq!(e.code, crate::exit_code::EXECUTION_FAILED);
         assert!(e.message.contains(&address), "{}", e.message);
     }
 

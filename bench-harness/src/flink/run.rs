@@ -550,7 +550,10 @@ pub fn render(o: &FlinkOutcome) -> String {
     s
 }
 
-/// Prints a run's summary and writes `--changelog` / `--result` files.
+/// Writes `--changelog` / `--result` files, then prints the run's
+/// summary (as `lab run` does: a failed write to stdout costs no file).
+/// When a write fails, the files written before it are complete and the
+/// error names them.
 pub fn print_report(
     script: &Path,
     report: &FlinkRunReport,
@@ -558,39 +561,67 @@ pub fn print_report(
     result: Option<&Path>,
     output_path: &dyn Fn(&Path, &str, bool) -> PathBuf,
 ) -> Result<(), FlinkError> {
-    println!(
+    use crate::output::{out, outln};
+    let many = report.outcomes.len() > 1;
+    let mut written: Vec<Vec<PathBuf>> = Vec::new();
+    let failed = |e: datasets::DatasetError, written: &[Vec<PathBuf>]| {
+        let kept: Vec<String> = written
+            .iter()
+            .flatten()
+            .map(|p| p.display().to_string())
+            .collect();
+        FlinkError::execution(if kept.is_empty() {
+            format!("{e}; no output file was written")
+        } else {
+            format!(
+                "{e}; the output files written before it are complete and kept: {}",
+                kept.join(", ")
+            )
+        })
+    };
+    for o in &report.outcomes {
+        written.push(Vec::new());
+        if let Some(path) = changelog {
+            let p = output_path(path, &o.sink.name, many);
+            datasets::csv_write::write_changelog_csv(&p, &o.sink.columns, &o.captured.changelog)
+                .map_err(|e| failed(e, &written))?;
+            written.last_mut().expect("pushed").push(p);
+        }
+        if let Some(path) = result {
+            let p = output_path(path, &o.sink.name, many);
+            let rows = o.result.as_deref().unwrap_or_default();
+            datasets::csv_write::write_result_csv(&p, &o.sink.columns, rows)
+                .map_err(|e| failed(e, &written))?;
+            written.last_mut().expect("pushed").push(p);
+        }
+    }
+    outln!(
         "joinlab run {} on Flink {} at {}",
         script.display(),
         report.flink_version,
         report.rest
-    );
+    )?;
     if !report.dropped_keys.is_empty() {
-        println!(
+        outln!(
             "  (lab-only keys not sent to Flink: {})",
             report.dropped_keys.join(", ")
-        );
+        )?;
     }
     for e in &report.explains {
-        println!("{e}");
+        outln!("{e}")?;
     }
-    let many = report.outcomes.len() > 1;
-    for o in &report.outcomes {
-        print!("{}", render(o));
-        if let Some(path) = changelog {
-            let p = output_path(path, &o.sink.name, many);
-            datasets::csv_write::write_changelog_csv(&p, &o.sink.columns, &o.captured.changelog)
-                .map_err(|e| FlinkError::execution(e.to_string()))?;
-            println!("  changelog written to {}", p.display());
+    for (o, files) in report.outcomes.iter().zip(&written) {
+        out(&render(o))?;
+        let mut files = files.iter();
+        if changelog.is_some() {
+            if let Some(p) = files.next() {
+                outln!("  changelog written to {}", p.display())?;
+            }
         }
-        if let Some(path) = result {
-            let p = output_path(path, &o.sink.name, many);
-            datasets::csv_write::write_result_csv(
-                &p,
-                &o.sink.columns,
-                o.result.as_deref().unwrap_or_default(),
-            )
-            .map_err(|e| FlinkError::execution(e.to_string()))?;
-            println!("  result written to {}", p.display());
+        if result.is_some() {
+            if let Some(p) = files.next() {
+                outln!("  result written to {}", p.display())?;
+            }
         }
     }
     Ok(())

@@ -19,8 +19,13 @@ use std::path::Path;
 
 /// The plot area's width and the chart's height in pixels.
 const PLOT_SIZE: (u32, u32) = (760, 600);
-/// The narrowest legend column; it widens to fit the longest name.
+/// The narrowest legend column; it widens to fit the longest name, up to
+/// the widest (longer names are cut: a chart's size never follows a text
+/// of the data, which once made a 4 GiB image).
 const LEGEND_WIDTH: u32 = 240;
+const MAX_LEGEND_WIDTH: u32 = 600;
+/// The longest category label drawn under the x axis, in characters.
+const MAX_CATEGORY_CHARS: usize = 24;
 /// Up to this many distinct x values, the ticks are the values themselves.
 const MAX_SWEPT_TICKS: usize = 8;
 /// Legend lines at the 15-pixel font: about 8.5 pixels a character.
@@ -86,9 +91,20 @@ pub struct LineChart {
 fn legend_width(c: &LineChart) -> u32 {
     let longest_name = c.lines.iter().map(|l| l.name.chars().count()).max();
     let longest_note = c.notes.iter().map(|n| n.chars().count()).max();
-    let need_name = 50 + (longest_name.unwrap_or(0) as f64 * LEGEND_CHAR).ceil() as u32 + 12;
-    let need_note = 8 + (longest_note.unwrap_or(0) as f64 * 7.0).ceil() as u32 + 12;
-    LEGEND_WIDTH.max(need_name).max(need_note.min(420))
+    let need_name = 50.0 + longest_name.unwrap_or(0) as f64 * LEGEND_CHAR + 12.0;
+    let need_note = 8.0 + longest_note.unwrap_or(0) as f64 * 7.0 + 12.0;
+    let need = need_name.max(need_note.min(420.0));
+    (need.ceil().min(MAX_LEGEND_WIDTH as f64) as u32).max(LEGEND_WIDTH)
+}
+
+/// `text` cut to `max` characters, with an ellipsis when cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().nth(max).is_none() {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
+    s.push('…');
+    s
 }
 
 /// The chart's width and height in pixels.
@@ -127,7 +143,9 @@ pub fn no_data_reason(c: &LineChart) -> Option<String> {
     })
 }
 
-/// The range of `values` on a linear or log axis, with some room around.
+/// The range of `values` on a linear or log axis, with some room around;
+/// finite whatever the values (the room is taken within what an `f64`
+/// holds: 1e308 once padded to infinity and ticked forever).
 fn range(values: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.filter(|v| v.is_finite() && (!log || *v > 0.0)) {
@@ -137,43 +155,55 @@ fn range(values: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> (f64,
     if lo > hi {
         return if log { (1.0, 10.0) } else { (0.0, 1.0) };
     }
+    let finite = |v: f64| v.clamp(-f64::MAX, f64::MAX);
     if log {
-        let pad = if lo == hi { 2.0 } else { (hi / lo).powf(0.06) };
-        return (lo / pad, hi * pad);
+        // In decades: a factor of 2 around one value, else 6% each side.
+        let (a, b) = (lo.log10(), hi.log10());
+        let pad = if lo == hi {
+            2f64.log10()
+        } else {
+            (b - a) * 0.06
+        };
+        let smallest = f64::from_bits(1);
+        return (
+            10f64.powf(a - pad).max(smallest).min(lo),
+            finite(10f64.powf(b + pad)).max(hi),
+        );
     }
     if from_zero && lo >= 0.0 {
         lo = 0.0;
     }
     if lo == hi {
         let d = if lo == 0.0 { 1.0 } else { lo.abs() * 0.5 };
-        return (lo - d, hi + d);
+        return (finite(lo - d), finite(hi + d));
     }
-    let pad = (hi - lo) * 0.06;
+    // (hi - lo) * 0.06, without overflowing on the way.
+    let pad = (hi / 2.0 - lo / 2.0) * 0.12;
     (
         if from_zero && lo == 0.0 {
             0.0
         } else {
-            lo - pad
+            finite(lo - pad)
         },
-        hi + pad,
+        finite(hi + pad),
     )
 }
 
-/// Draws `chart` into `png` and `svg`.
+/// Draws `chart` into `png` and `svg`, each written under a temporary
+/// name and renamed into place (a chart file is never half drawn).
 pub fn draw(chart: &LineChart, png: &Path, svg: &Path) -> Result<(), String> {
-    {
-        let root = BitMapBackend::new(png, size(chart)).into_drawing_area();
+    crate::files::write_atomic_with(png, |tmp| {
+        let root = BitMapBackend::new(tmp, size(chart)).into_drawing_area();
         draw_on(&root, chart)?;
         root.present()
-            .map_err(|e| format!("cannot write {}: {e}", png.display()))?;
-    }
-    {
-        let root = SVGBackend::new(svg, size(chart)).into_drawing_area();
+            .map_err(|e| format!("cannot write {}: {e}", png.display()))
+    })?;
+    crate::files::write_atomic_with(svg, |tmp| {
+        let root = SVGBackend::new(tmp, size(chart)).into_drawing_area();
         draw_on(&root, chart)?;
         root.present()
-            .map_err(|e| format!("cannot write {}: {e}", svg.display()))?;
-    }
-    Ok(())
+            .map_err(|e| format!("cannot write {}: {e}", svg.display()))
+    })
 }
 
 fn color(i: usize) -> RGBColor {
@@ -374,7 +404,7 @@ where
         (ticks::linear(y0, y1, false), Vec::new())
     };
     let x_labels = match &c.x {
-        XAxis::Categorical(labels) => labels.clone(),
+        XAxis::Categorical(labels) => labels.iter().map(|l| cut(l, MAX_CATEGORY_CHARS)).collect(),
         // Whole numbers under 100k are written out (1024, not 1.02k).
         XAxis::Numeric { integer: true } if x_major.iter().all(|v| v.abs() < 1e5) => {
             x_major.iter().map(|v| format!("{v:.0}")).collect()
@@ -432,8 +462,9 @@ fn draw_legend<DB: DrawingBackend>(
             color(i),
             false,
         )?;
+        let room = ((legend_width(c) as f64 - 62.0) / LEGEND_CHAR).max(8.0) as usize;
         legend.draw(&Text::new(
-            line.name.clone(),
+            cut(&line.name, room),
             (50, y - 8),
             font.clone().color(&BLACK),
         ))?;
@@ -468,7 +499,17 @@ impl Ranged for TickedAxis {
         } else {
             (self.lo, self.hi, *v)
         };
-        let t = if b > a { (x - a) / (b - a) } else { 0.5 };
+        // Halves first: b - a of an axis from -1e308 to 1e308 overflows.
+        let t = if b > a {
+            (x / 2.0 - a / 2.0) / (b / 2.0 - a / 2.0)
+        } else {
+            0.5
+        };
+        let t = if t.is_finite() {
+            t.clamp(-1.0, 2.0)
+        } else {
+            0.5
+        };
         limit.0 + (t * (limit.1 - limit.0) as f64).round() as i32
     }
 
@@ -634,6 +675,30 @@ mod tests {
         let long = "rocksdb-multijoin-amplified-4rows";
         let (w, _) = size(&chart(&["heap", long]));
         assert!(w > 1000 && w - PLOT_SIZE.0 >= 50 + 8 * long.len() as u32);
+    }
+
+    #[test]
+    fn names_and_values_of_any_size_make_a_chart_of_its_size() {
+        let long = "x".repeat(300_000);
+        assert_eq!(
+            size(&chart(&["heap", &long])),
+            (760 + MAX_LEGEND_WIDTH, 600)
+        );
+        let mut c = chart(&[&long]);
+        c.lines[0].points = vec![Point::exact(-1e308, 1e308), Point::exact(1.7e308, -1.7e308)];
+        assert!(svg_texts(&c).iter().any(|t| t.ends_with('…')));
+        for log in [false, true] {
+            let (lo, hi) = range([5e-324, 1e308, 1.7e308].into_iter(), log, true);
+            assert!(lo.is_finite() && hi.is_finite() && lo < hi, "{lo} {hi}");
+            c.log_y = log;
+            c.log_x = log;
+            c.lines[0].points = vec![
+                Point::exact(5e-324, 1e308),
+                Point::exact(1.7e308, 5e-324),
+                Point::exact(1.0, f64::NAN),
+            ];
+            svg_texts(&c);
+        }
     }
 
     #[test]

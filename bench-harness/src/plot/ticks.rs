@@ -12,6 +12,8 @@ use crate::numbers::{self, Unit};
 
 /// At most this many labelled ticks on a linear axis.
 const MAX_LINEAR: usize = 10;
+/// A log axis over more decades than this is labelled at every few.
+const MAX_DECADES: i32 = 12;
 
 /// Ticks from `lo` to `hi` in steps of 1, 2 or 5 times a power of ten;
 /// with `integer`, the step is whole.
@@ -19,8 +21,13 @@ pub fn linear(lo: f64, hi: f64, integer: bool) -> Vec<f64> {
     if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
         return vec![lo];
     }
-    let raw = (hi - lo) / MAX_LINEAR as f64;
+    // Halves first: hi - lo overflows from -1e308 to 1e308.
+    let raw = (hi / 2.0 - lo / 2.0) / (MAX_LINEAR as f64 / 2.0);
     let mag = 10f64.powf(raw.log10().floor());
+    if !(mag.is_finite() && mag > 0.0) {
+        // A range below the smallest step an f64 can take.
+        return vec![lo, hi];
+    }
     let mut step = [1.0, 2.0, 5.0, 10.0]
         .iter()
         .map(|m| m * mag)
@@ -29,9 +36,13 @@ pub fn linear(lo: f64, hi: f64, integer: bool) -> Vec<f64> {
     if integer {
         step = step.max(1.0).round();
     }
-    let first = (lo / step).ceil() as i64;
-    let last = (hi / step).floor() as i64;
-    (first..=last)
+    let (first, last) = ((lo / step).ceil(), (hi / step).floor());
+    // About MAX_LINEAR steps by construction; never a loop over a number
+    // of the data.
+    if !(first.is_finite() && last.is_finite()) || last - first > 4.0 * MAX_LINEAR as f64 {
+        return vec![lo, hi];
+    }
+    (first as i64..=last as i64)
         .map(|i| i as f64 * step)
         // -0.0 and 1e-17 are zero.
         .map(|v| if v.abs() < step * 1e-9 { 0.0 } else { v })
@@ -41,6 +52,20 @@ pub fn linear(lo: f64, hi: f64, integer: bool) -> Vec<f64> {
 /// Labelled and unlabelled (light) ticks of a log axis from `lo` to `hi`
 /// (both > 0).
 pub fn log(lo: f64, hi: f64, integer: bool) -> (Vec<f64>, Vec<f64>) {
+    if !(lo > 0.0 && lo.is_finite() && hi.is_finite()) || hi < lo {
+        return (vec![lo], Vec::new());
+    }
+    let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    if last - first > MAX_DECADES {
+        // Powers of ten, every few decades: at most about MAX_DECADES.
+        let every = ((last - first) as f64 / MAX_DECADES as f64).ceil() as usize;
+        let major = (first..=last)
+            .step_by(every)
+            .map(|e| clean(10f64.powi(e)))
+            .filter(|v| *v >= lo && *v <= hi)
+            .collect();
+        return (major, Vec::new());
+    }
     let in_range = |v: &f64| *v >= lo * (1.0 - 1e-9) && *v <= hi * (1.0 + 1e-9);
     let keep = |v: &f64| !integer || v.fract() == 0.0;
     let decades = || {
@@ -126,6 +151,32 @@ mod tests {
         // A narrow range: linear steps.
         let (major, _) = log(1.01e6, 1.09e6, false);
         assert!(major.len() >= 3, "{major:?}");
+    }
+
+    #[test]
+    fn ticks_are_few_whatever_the_numbers() {
+        for (lo, hi) in [
+            (0.0, 5e-324),
+            (-1.7e308, 1.7e308),
+            (1e300, 1.0000000000001e300),
+            (1e15, 1e15 + 64.0),
+        ] {
+            for integer in [false, true] {
+                let t = linear(lo, hi, integer);
+                assert!(!t.is_empty() && t.len() <= 41, "{lo} {hi}: {}", t.len());
+            }
+        }
+        for (lo, hi) in [
+            (5e-324, 1.7e308),
+            (1e-300, 1e300),
+            (1.0, f64::INFINITY),
+            (0.0, 1.0),
+        ] {
+            let (major, minor) = log(lo, hi, false);
+            assert!(major.len() + minor.len() <= 40, "{lo} {hi}: {major:?}");
+        }
+        let (major, _) = log(1e-300, 1e300, false);
+        assert!(major.len() >= 3 && major.iter().all(|v| v.log10().fract() == 0.0));
     }
 
     #[test]

@@ -41,6 +41,10 @@ use sqlparser::dialect::GenericDialect;
 pub struct Script {
     pub statements: Vec<Statement>,
     pub catalog: Catalog,
+    /// Where each statement starts in the script (line, column; 1-based),
+    /// in the order of `statements`: errors found after binding (a `SET`
+    /// value) point there.
+    pub positions: Vec<(u64, u64)>,
 }
 
 impl Script {
@@ -84,6 +88,7 @@ struct OpenSet {
 pub fn parse_script(sql: &str) -> Result<Script, PlanError> {
     let mut catalog = Catalog::default();
     let mut statements = Vec::new();
+    let mut positions = Vec::new();
     let mut open: Option<OpenSet> = None;
     for raw in script::split(sql)? {
         let at = |e: PlanError| e.at(raw.line, raw.column);
@@ -120,6 +125,7 @@ pub fn parse_script(sql: &str) -> Result<Script, PlanError> {
                     },
                     None => Statement::StatementSet(set.inserts),
                 });
+                positions.push((set.line, set.column));
             }
             None => match &mut open {
                 Some(set) => set
@@ -128,6 +134,7 @@ pub fn parse_script(sql: &str) -> Result<Script, PlanError> {
                 None => {
                     if let Some(stmt) = bind_raw(&mut catalog, &raw).map_err(at)? {
                         statements.push(stmt);
+                        positions.push((raw.line, raw.column));
                     }
                 }
             },
@@ -142,6 +149,7 @@ pub fn parse_script(sql: &str) -> Result<Script, PlanError> {
     Ok(Script {
         statements,
         catalog,
+        positions,
     })
 }
 
