@@ -319,7 +319,28 @@ fn lab_and_flink_agree_on_shipped_scripts() {
     let status = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{}", text(&o));
     assert!(status.contains("2 TaskManager(s), 4 slot(s)"), "{status}");
-    assert_eq!(status.matches("  TaskManager ").count(), 2, "{status}");
+    // `  TaskManager localhost:40651-0db092 (pid 32246): 2 slot(s), 2 free`:
+    // each TaskManager the REST API names is one of the processes `lab
+    // flink start` recorded, a different one each.
+    let taskmanagers: std::collections::BTreeMap<String, u32> = status
+        .lines()
+        .filter_map(|l| l.strip_prefix("  TaskManager "))
+        .filter_map(|l| {
+            let (id, rest) = l.split_once(" (pid ")?;
+            Some((id.to_string(), rest.split_once(')')?.0.parse().ok()?))
+        })
+        .collect();
+    let pids = cluster.pids();
+    assert_eq!(taskmanagers.len(), 2, "{status}");
+    assert!(
+        taskmanagers.values().all(|p| pids.contains(p))
+            && taskmanagers
+                .values()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+                == 2,
+        "TaskManagers {taskmanagers:?}, the cluster's pids {pids:?}: {status}"
+    );
 
     let out = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
@@ -388,12 +409,20 @@ fn lab_and_flink_agree_on_shipped_scripts() {
                     }
                 }
             }
+            // At parallelism 4 (two slots per TaskManager) the subtasks
+            // ran on both TaskManager processes, as REST names them.
+            let ran_on: std::collections::BTreeSet<&str> = s["flink_subtasks_per_taskmanager"]
+                .as_object()
+                .map(|m| m.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let both: std::collections::BTreeSet<&str> =
+                taskmanagers.keys().map(String::as_str).collect();
             if c.sets.contains(&("parallelism.default", "4"))
-                && s["flink_taskmanagers"].as_u64() != Some(2)
+                && (s["flink_taskmanagers"].as_u64() != Some(2) || ran_on != both)
             {
                 failures.push(format!(
-                    "{label}: sink {sink}: at parallelism 4 the subtasks ran on {} TaskManager(s), not both",
-                    s["flink_taskmanagers"]
+                    "{label}: sink {sink}: at parallelism 4 the subtasks ran on {ran_on:?}, \
+                     not both TaskManagers {both:?}"
                 ));
             }
         }
@@ -807,6 +836,30 @@ fn nothing_listening_at_the_rest_address_is_an_error_naming_it() {
         .arg(&spec)
         .args(["--quick", "--quiet", "--flink-rest", &address, "--out"])
         .arg(out.path().join("r"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(err.contains(&address) && !err.contains("panicked"), "{err}");
+    // Checked before the report directory is made: nothing is left behind.
+    assert!(
+        !out.path().join("r").exists(),
+        "a report directory was made"
+    );
+    let o = lab()
+        .args(["compare", "--quiet", "--flink-rest", &address])
+        .arg(examples().join("clicks_per_user.sql"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        err.contains(&format!("no Flink REST API answers at {address}"))
+            && !err.contains("panicked"),
+        "{err}"
+    );
+    let o = lab()
+        .args(["flink", "status", "--flink-rest", &address])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);

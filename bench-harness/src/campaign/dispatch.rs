@@ -25,6 +25,21 @@ pub(super) struct Measured {
     pub config: Config,
 }
 
+/// `--flink-rest`, when a variant runs on Flink: a well-formed address
+/// where a Flink REST API answers. Checked before the report directory is
+/// made, so that a cluster that does not answer leaves nothing behind.
+pub(super) fn check_flink_rest(spec: &Spec, args: &CampaignArgs) -> Result<(), CampaignError> {
+    let on_flink = spec
+        .variants
+        .iter()
+        .any(|v| v.engine.unwrap_or(args.engine) == Engine::Flink);
+    if let (true, Some(address)) = (on_flink, &args.flink_rest) {
+        crate::flink::rest::check_address(address)?;
+        crate::flink::rest::Rest::new(address).overview()?;
+    }
+    Ok(())
+}
+
 /// The engines a campaign's variants run on: the lab's, and a Flink
 /// cluster opened before the first run when a variant runs on Flink.
 pub(super) struct Engines {

@@ -88,6 +88,10 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
             baseline::require(&out, name)?;
         }
     }
+    if !args.resume {
+        // (With --resume there may be nothing left to run on Flink.)
+        super::dispatch::check_flink_rest(&spec, args)?;
+    }
     std::fs::create_dir_all(&out)
         .map_err(|e| CampaignError::execution(format!("cannot create {}: {e}", out.display())))?;
     // From here on this process is the only writer of `out`.

@@ -475,18 +475,25 @@ pub fn status(dir: &Path, rest_address: Option<&str>) -> Result<String, FlinkErr
         ov["jobs-failed"],
         ov["jobs-cancelled"],
     );
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    // The local cluster's own processes, to name each TaskManager's.
+    let live = match (&info, rest_address) {
+        (Some(i), given) if given.is_none_or(|a| a == i.rest) => live_pids(&dir),
+        _ => Vec::new(),
+    };
     let tms = rest.get("/taskmanagers")?;
     for tm in tms["taskmanagers"].as_array().into_iter().flatten() {
+        let id = tm["id"].as_str().unwrap_or("?");
+        let pid = super::process::port_of_taskmanager_id(id)
+            .and_then(|port| super::process::listening_on(port, &live))
+            .map(|pid| format!(" (pid {pid})"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "  TaskManager {}: {} slot(s), {} free\n",
-            tm["id"].as_str().unwrap_or("?"),
-            tm["slotsNumber"],
-            tm["freeSlots"],
+            "  TaskManager {id}{pid}: {} slot(s), {} free\n",
+            tm["slotsNumber"], tm["freeSlots"],
         ));
     }
     if rest_address.is_none() {
-        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        let live = live_pids(&dir);
         out.push_str(&format!(
             "  processes started by `lab flink start` (pid files in {}): {}\n",
             dir.join("pid").display(),

@@ -47,6 +47,8 @@ pub struct SinkComparison {
     pub only_flink: Vec<String>,
     pub flink_job_id: String,
     pub flink_taskmanagers: usize,
+    /// The subtasks each TaskManager ran (by its REST id).
+    pub flink_subtasks_per_taskmanager: std::collections::BTreeMap<String, u64>,
 }
 
 pub struct CompareArgs<'a> {
@@ -196,6 +198,7 @@ fn compare_sink(l: &InsertOutcome, f: &FlinkOutcome) -> SinkComparison {
         only_flink: show(&only_flink),
         flink_job_id: f.job.job_id.clone(),
         flink_taskmanagers: f.job.taskmanagers().len(),
+        flink_subtasks_per_taskmanager: f.job.taskmanagers(),
     }
 }
 

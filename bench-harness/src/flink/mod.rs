@@ -29,6 +29,7 @@ pub mod data;
 pub mod driver;
 pub mod export;
 pub mod install;
+pub mod process;
 pub mod rest;
 pub mod rewrite;
 pub mod run;

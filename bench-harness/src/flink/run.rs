@@ -30,7 +30,7 @@ use operators::changelog::{RowKind, SinkEncoding};
 use operators::sink::SinkCollector;
 use operators::Row;
 use serde_json::Value as Json;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -47,8 +47,8 @@ pub struct VertexMetrics {
     pub busy_ms: f64,
     pub backpressured_ms: f64,
     pub idle_ms: f64,
-    /// TaskManagers that ran its subtasks.
-    pub taskmanagers: BTreeSet<String>,
+    /// The TaskManagers that ran its subtasks, and how many each ran.
+    pub taskmanagers: BTreeMap<String, u64>,
     /// Its state in its final checkpoint, with checkpointing on.
     pub checkpointed_bytes: Option<u64>,
 }
@@ -80,12 +80,14 @@ impl JobMetrics {
         self.input_rows as f64 / self.wall.as_secs_f64().max(1e-9)
     }
 
-    /// TaskManagers that ran any subtask of the job.
-    pub fn taskmanagers(&self) -> BTreeSet<String> {
-        self.vertices
-            .iter()
-            .flat_map(|v| v.taskmanagers.iter().cloned())
-            .collect()
+    /// The TaskManagers that ran any subtask of the job, and how many
+    /// subtasks (of all its vertices) each ran.
+    pub fn taskmanagers(&self) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        for (tm, n) in self.vertices.iter().flat_map(|v| &v.taskmanagers) {
+            *out.entry(tm.clone()).or_insert(0) += n;
+        }
+        out
     }
 
     /// The largest parallelism of its vertices.
@@ -419,7 +421,7 @@ fn job_metrics(
             busy_ms: m["accumulated-busy-time"].as_f64().unwrap_or(0.0),
             backpressured_ms: m["accumulated-backpressured-time"].as_f64().unwrap_or(0.0),
             idle_ms: m["accumulated-idle-time"].as_f64().unwrap_or(0.0),
-            taskmanagers: BTreeSet::new(),
+            taskmanagers: BTreeMap::new(),
             checkpointed_bytes: None,
         };
         if vm.name.starts_with("Source:") {
@@ -433,7 +435,7 @@ fn job_metrics(
             let sub = rest.get(&format!("/jobs/{}/vertices/{}", job.job_id, vm.id))?;
             for s in sub["subtasks"].as_array().into_iter().flatten() {
                 if let Some(tm) = s["taskmanager-id"].as_str() {
-                    vm.taskmanagers.insert(tm.to_string());
+                    *vm.taskmanagers.entry(tm.to_string()).or_insert(0) += 1;
                 }
             }
         }
@@ -510,7 +512,10 @@ pub fn render(o: &FlinkOutcome) -> String {
         s,
         "  taskmanagers      {} ({})",
         tms.len(),
-        tms.iter().cloned().collect::<Vec<_>>().join(", ")
+        tms.iter()
+            .map(|(tm, n)| format!("{tm}: {n} subtask(s)"))
+            .collect::<Vec<_>>()
+            .join("; ")
     );
     match &j.checkpointed {
         Some(cp) => {
