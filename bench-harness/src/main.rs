@@ -438,8 +438,14 @@ fn run_sql(
             bar.set_position(n);
         }
     };
-    // An EXPLAIN statement prints its plan when its turn comes.
-    let mut explained = |text: &str| bar.suspend(|| print!("{text}"));
+    // An EXPLAIN statement prints its plan when its turn comes. A failed
+    // write is not lost: the summary, written to the same stdout after the
+    // files, fails the same way and reports it.
+    let mut explained = |text: &str| {
+        bar.suspend(|| {
+            let _ = output::out(text);
+        })
+    };
     let outcomes = run_script_explaining(
         sql,
         &base_dir,

@@ -503,6 +503,29 @@ fn lab_and_flink_agree_on_shipped_scripts() {
         failures.push(format!("a failing job: {}", text(&o)));
     }
 
+    // stdout on a full device: the --result files first, complete, then
+    // the error naming them (exit 3), as lab run on the lab.
+    let result = out.path().join("final.csv");
+    let o = lab()
+        .args(["run", "--engine", "flink", "--quiet", "--flink-rest"])
+        .arg(&cluster.rest)
+        .arg(examples().join("clicks_per_user.sql"))
+        .arg("--result")
+        .arg(&result)
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    let upsert = out.path().join("final-clicks_per_user_upsert.csv");
+    if o.status.code() != Some(3)
+        || !err.contains("cannot write to standard output")
+        || !err.contains("the output files are complete")
+        || err.contains("panicked")
+        || std::fs::read_to_string(&upsert).map_or(0, |t| t.lines().count()) != 12
+    {
+        failures.push(format!("run --engine flink > /dev/full: {}", text(&o)));
+    }
+
     // An exported bundle runs on the cluster with PyFlink.
     let bundle = out.path().join("bundle");
     let o = lab()

@@ -14,6 +14,7 @@
 
 use super::run::{run_on_flink, FlinkOutcome, FlinkRun};
 use super::{write_atomic, FlinkError};
+use crate::numbers::{self, Unit};
 use operators::changelog::{KindCounts, RowKind};
 use operators::value::{cmp_rows, DisplayRow};
 use operators::Row;
@@ -261,8 +262,8 @@ pub fn render(c: &SinkComparison) -> String {
         s,
         "  {:<18} {:>16} {:>16}",
         "wall time",
-        format!("{:.3} ms", c.lab_wall_ms),
-        format!("{:.3} ms", c.flink_wall_ms)
+        numbers::format(c.lab_wall_ms, Unit::Millis),
+        numbers::format(c.flink_wall_ms, Unit::Millis)
     );
     let _ = writeln!(
         s,

@@ -600,36 +600,53 @@ pub fn print_report(
             written.last_mut().expect("pushed").push(p);
         }
     }
-    outln!(
-        "joinlab run {} on Flink {} at {}",
-        script.display(),
-        report.flink_version,
-        report.rest
-    )?;
-    if !report.dropped_keys.is_empty() {
+    let printed = (|| {
         outln!(
-            "  (lab-only keys not sent to Flink: {})",
-            report.dropped_keys.join(", ")
+            "joinlab run {} on Flink {} at {}",
+            script.display(),
+            report.flink_version,
+            report.rest
         )?;
-    }
-    for e in &report.explains {
-        outln!("{e}")?;
-    }
-    for (o, files) in report.outcomes.iter().zip(&written) {
-        out(&render(o))?;
-        let mut files = files.iter();
-        if changelog.is_some() {
-            if let Some(p) = files.next() {
-                outln!("  changelog written to {}", p.display())?;
+        if !report.dropped_keys.is_empty() {
+            outln!(
+                "  (lab-only keys not sent to Flink: {})",
+                report.dropped_keys.join(", ")
+            )?;
+        }
+        for e in &report.explains {
+            outln!("{e}")?;
+        }
+        for (o, files) in report.outcomes.iter().zip(&written) {
+            out(&render(o))?;
+            let mut files = files.iter();
+            if changelog.is_some() {
+                if let Some(p) = files.next() {
+                    outln!("  changelog written to {}", p.display())?;
+                }
+            }
+            if result.is_some() {
+                if let Some(p) = files.next() {
+                    outln!("  result written to {}", p.display())?;
+                }
             }
         }
-        if result.is_some() {
-            if let Some(p) = files.next() {
-                outln!("  result written to {}", p.display())?;
-            }
+        Ok::<(), crate::output::OutputError>(())
+    })();
+    printed.map_err(|e| {
+        let kept: Vec<String> = written
+            .iter()
+            .flatten()
+            .map(|p| p.display().to_string())
+            .collect();
+        if kept.is_empty() {
+            FlinkError::from(e)
+        } else {
+            FlinkError::execution(format!(
+                "{e}; the output files are complete: {}",
+                kept.join(", ")
+            ))
         }
-    }
-    Ok(())
+    })
 }
 
 #[cfg(test)]
