@@ -48,7 +48,7 @@ pub struct CampaignError {
 impl CampaignError {
     pub fn input(message: impl Into<String>) -> CampaignError {
         CampaignError {
-            code: 2,
+            code: crate::exit_code::BAD_INPUT,
             message: message.into(),
         }
     }

@@ -69,7 +69,7 @@ pub struct FlinkError {
 impl FlinkError {
     pub fn input(message: impl Into<String>) -> FlinkError {
         FlinkError {
-            code: 2,
+            code: crate::exit_code::BAD_INPUT,
             message: message.into(),
         }
     }
