@@ -11,13 +11,19 @@
 //! - `lab tune SCRIPT.sql --try key=v1,v2 [--try ...] [--repeats N]`:
 //!   compares configurations of one script
 //!
+//! `campaign` and `tune` take `--engine flink [--flink-rest HOST:PORT]`
+//! too, and a campaign's variants may name their engine.
+//!
 //! - `lab run SCRIPT.sql --engine flink [--flink-rest HOST:PORT]`, `lab
 //!   compare SCRIPT.sql`, `lab export SCRIPT.sql -o DIR`, `lab flink
 //!   install|start|status|stop`: Flink as a second engine (see `flink/`)
 //!
 //! Bad input (SQL, configuration, files, CSV rows) exits with code 2 and a
-//! message that says what and where; an execution failure exits with 3,
-//! and so does a failed write to stdout or an output file ([`output`]).
+//! message that says what and where; an execution failure (IO, RocksDB, a
+//! Flink cluster that does not answer, a Flink job that fails) exits with
+//! 3, and so does a failed write to stdout or an output file ([`output`]);
+//! `lab compare` exits with 1 when the engines' results differ. The codes
+//! are in [`exit_code`].
 
 use bench_harness::{campaign, exit_code, files, flink, output, summary, template};
 
@@ -42,7 +48,8 @@ use std::process::ExitCode;
     name = "lab",
     version,
     about = "joinlab: a performance lab for streaming SQL joins and aggregations",
-    after_help = "Bad input exits with code 2 and says what and where; a failed run or write exits with 3; lab compare exits with 1 when the results differ.\n\
+    after_help = "Exit codes: 0 success, 1 `lab compare` found different results, 2 bad input (says what\n\
+                  and where), 3 a failed run or write (IO, RocksDB, a Flink cluster or job).\n\
                   Run `lab help <command>` for a command's flags and an example."
 )]
 struct Cli {
@@ -131,8 +138,12 @@ enum Command {
     #[command(after_help = "Examples:\n  \
         lab campaign campaigns/demo.toml --quick          # reports/demo/\n  \
         lab campaign campaigns/demo.toml --save-baseline before\n  \
-        lab campaign campaigns/demo.toml --baseline before  # change per point against it\n\n\
-        A finished run already in the report directory is moved to its history/ folder first.")]
+        lab campaign campaigns/demo.toml --baseline before  # change per point against it\n  \
+        lab campaign campaigns/lab-vs-flink.toml --quick    # variants on the lab and on Flink\n  \
+        lab campaign campaigns/minibatch-agg.toml --quick --engine flink\n\n\
+        A finished run already in the report directory is moved to its history/ folder first.\n\
+        Flink variants run on --flink-rest, else on the local cluster of `lab flink start`, else\n\
+        on a local cluster the campaign starts and stops itself.")]
     Campaign {
         /// The campaign spec (TOML).
         spec: PathBuf,
@@ -156,6 +167,15 @@ enum Command {
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
+        /// The engine of variants that name none (`engine = ...` in the spec).
+        #[arg(long, value_enum, default_value_t = flink::Engine::Lab)]
+        engine: flink::Engine,
+        /// The Flink cluster's REST address (default: the local cluster, started if none runs).
+        #[arg(long, value_name = "HOST:PORT")]
+        flink_rest: Option<String>,
+        /// Configuration for every Flink run (a key the lab does not model).
+        #[arg(long = "flink-set", value_name = "KEY=VALUE")]
+        flink_set: Vec<String>,
     },
     /// Redraws a campaign's charts and index.md from its results.csv.
     #[command(after_help = "Example:\n  lab plot reports/demo")]
@@ -173,7 +193,9 @@ enum Command {
         --set table.exec.mini-batch.enabled=true --set table.exec.mini-batch.allow-latency=5s \
         --set table.exec.mini-batch.size=5000\n  \
         lab tune examples/demo_agg.sql --param rows=1000000 --param keys=10000 --param skew=1.2 \\\n    \
-        --try state.backend.type=hashmap,rocksdb --save-baseline before\n\n\
+        --try state.backend.type=hashmap,rocksdb --save-baseline before\n  \
+        lab tune examples/demo_agg.sql --param rows=1000000 --param keys=10000 --param skew=1.2 \\\n    \
+        --try state.backend.type=hashmap,rocksdb --engine flink --repeats 3\n\n\
         Baselines of a script are kept in reports/tune/<script name>/baselines/.")]
     Tune {
         /// The Flink SQL script.
@@ -199,6 +221,15 @@ enum Command {
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
+        /// The engine every variant runs on.
+        #[arg(long, value_enum, default_value_t = flink::Engine::Lab)]
+        engine: flink::Engine,
+        /// The Flink cluster's REST address (default: the local cluster, started if none runs).
+        #[arg(long, value_name = "HOST:PORT")]
+        flink_rest: Option<String>,
+        /// Configuration for every Flink run (a key the lab does not model).
+        #[arg(long = "flink-set", value_name = "KEY=VALUE")]
+        flink_set: Vec<String>,
     },
     /// A local Flink: install, start, status, stop.
     #[command(after_help = "Examples:\n  \
@@ -406,8 +437,14 @@ fn run_sql(
             bar.set_position(n);
         }
     };
-    // An EXPLAIN statement prints its plan when its turn comes.
-    let mut explained = |text: &str| bar.suspend(|| print!("{text}"));
+    // An EXPLAIN statement prints its plan when its turn comes. A failed
+    // write is not lost: the summary, written to the same stdout after the
+    // files, fails the same way and reports it.
+    let mut explained = |text: &str| {
+        bar.suspend(|| {
+            let _ = output::out(text);
+        })
+    };
     // One file per sink when the script writes several (a script that
     // does not parse fails in the run, with its location).
     let many = optimizer::sql::parse_script(sql).is_ok_and(|s| s.runs() > 1);
@@ -562,15 +599,18 @@ fn main() -> ExitCode {
             flink::Engine::Flink => (|| {
                 let sets = parse_sets(set)?;
                 let sql = read_template(script, param)?;
-                let report = flink::run::run_on_flink(&flink::run::FlinkRun {
-                    script,
-                    sql: &sql,
-                    sets: &sets,
-                    params: &[],
-                    rest: flink_rest.as_deref(),
-                    rows: changelog.is_some() || result.is_some(),
-                    quiet: *quiet,
-                })?;
+                let report = flink::run::run_on_flink(
+                    flink_rest.as_deref(),
+                    &flink::run::FlinkRun {
+                        script,
+                        sql: &sql,
+                        sets: &sets,
+                        params: &[],
+                        rows: changelog.is_some() || result.is_some(),
+                        quiet: *quiet,
+                        only_sinks: None,
+                    },
+                )?;
                 flink::run::print_report(
                     script,
                     &report,
@@ -626,7 +666,7 @@ fn main() -> ExitCode {
                 sets: &sets,
                 params: &params,
             })?;
-            println!("{msg}");
+            outln!("{msg}")?;
             Ok(())
         })(),
         Command::Explain { script, set, param } => (|| {
@@ -670,17 +710,24 @@ fn main() -> ExitCode {
             save_baseline,
             baseline,
             quiet,
-        } => campaign::runner::run_campaign(&campaign::runner::CampaignArgs {
-            spec: spec.clone(),
-            quick: *quick,
-            resume: *resume,
-            out: out.clone(),
-            quiet: *quiet,
-            save_baseline: save_baseline.clone(),
-            baseline: baseline.clone(),
-        })
-        .map(|_| ())
-        .map_err(Failure::from),
+            engine,
+            flink_rest,
+            flink_set,
+        } => (|| {
+            campaign::runner::run_campaign(&campaign::runner::CampaignArgs {
+                spec: spec.clone(),
+                quick: *quick,
+                resume: *resume,
+                out: out.clone(),
+                quiet: *quiet,
+                save_baseline: save_baseline.clone(),
+                baseline: baseline.clone(),
+                engine: *engine,
+                flink_rest: flink_rest.clone(),
+                flink_sets: parse_flink_sets(flink_set)?,
+            })?;
+            Ok(())
+        })(),
         Command::Plot { dir } => (|| {
             let _lock = if dir.is_dir() {
                 Some(campaign::lock::ReportLock::acquire(
@@ -714,9 +761,13 @@ fn main() -> ExitCode {
             save_baseline,
             baseline,
             quiet,
+            engine,
+            flink_rest,
+            flink_set,
         } => (|| {
             let sets = parse_sets(set)?;
             let params = template::parse_params(param).map_err(Failure::input)?;
+            let flink_sets = parse_flink_sets(flink_set)?;
             let text = campaign::tune::tune(&campaign::tune::TuneArgs {
                 script,
                 tries,
@@ -726,6 +777,9 @@ fn main() -> ExitCode {
                 quiet: *quiet,
                 save_baseline: save_baseline.as_deref(),
                 baseline: baseline.as_deref(),
+                engine: *engine,
+                flink_rest: flink_rest.as_deref(),
+                flink_sets: &flink_sets,
             })?;
             output::out(&text)?;
             Ok(())

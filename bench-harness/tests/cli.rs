@@ -362,3 +362,33 @@ INSERT INTO copy SELECT k, v FROM t;
     assert!(o.stderr.contains("copy"), "{}", o.stderr);
     assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
 }
+
+/// A failure of execution (a file that cannot be written, a state
+/// directory that cannot be created) exits with code 3 and says what.
+#[test]
+fn failed_execution_exits_with_3() {
+    let o = run(lab()
+        .arg("run")
+        .arg(examples().join("clicks_per_user.sql"))
+        .args(["--quiet", "--changelog", "/dev/null/changes.csv"]));
+    assert_eq!(o.code, 3, "stderr: {}", o.stderr);
+    assert!(o.stderr.contains("/dev/null"), "{}", o.stderr);
+    let o = run(lab()
+        .arg("run")
+        .arg(examples().join("clicks_per_user.sql"))
+        .args([
+            "--quiet",
+            "--set",
+            "state.backend.type=rocksdb",
+            "--set",
+            "lab.state.dir=/dev/null/state",
+        ]));
+    assert_eq!(o.code, 3, "stderr: {}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("cannot create the RocksDB state directory"),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+}

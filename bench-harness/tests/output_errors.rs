@@ -99,6 +99,20 @@ fn stdout_on_a_full_device_is_an_error_for_every_command() {
     let written = std::fs::read_to_string(&changelog).unwrap();
     assert!(written.starts_with("op,") && written.ends_with('\n'));
 
+    // A script's EXPLAIN prints while the run goes on: its failed write
+    // is reported with the summary's, not a panic.
+    let explaining = dir.path().join("explaining.sql");
+    std::fs::write(
+        &explaining,
+        format!(
+            "{}EXPLAIN INSERT INTO small SELECT k, COUNT(*) FROM src GROUP BY k;\n",
+            TWO_SINKS
+        ),
+    )
+    .unwrap();
+    let o = stdout_full(lab().args(["run", "--quiet"]).arg(&explaining));
+    fails_on_stdout(&o, "run with EXPLAIN");
+
     let plan = dir.path().join("p.json");
     let o = stdout_full(
         lab()

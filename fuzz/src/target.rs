@@ -234,6 +234,9 @@ fn config(input: &Input, dir: &Path) -> Outcome {
                 quiet: true,
                 save_baseline: None,
                 baseline: None,
+                engine: bench_harness::flink::Engine::Lab,
+                flink_rest: None,
+                flink_sets: &[],
             }) {
                 Ok(_) => Outcome::Ran,
                 Err(e) => refused_campaign(e),

@@ -496,7 +496,9 @@ fn run_job(
     options: RunOptions<'_>,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
-    let backend = backend_for(&config)?;
+    // A state directory that cannot be created is a failure of the disk,
+    // not of the script.
+    let backend = backend_for(&config).map_err(|e| RunError::Execution(e.message))?;
     let state_dir = config.state_dir();
     let runtime = Runtime {
         sources,
