@@ -552,7 +552,7 @@ fn keeps_no_state_unlike_a_regular_join() {
         &backend,
         "join",
         JoinSpec {
-            join_type: operators::join::regular_join::JoinType::Inner,
+            join_type: operators::join::JoinType::Inner,
             left_keys: vec![0],
             right_keys: vec![0],
             left_arity: 3,
@@ -788,7 +788,7 @@ fn bad_inputs_are_errors() {
     assert!(e.is_err());
     // Only INNER joins.
     let js = JoinSpec {
-        join_type: operators::join::regular_join::JoinType::Left,
+        join_type: operators::join::JoinType::Left,
         left_keys: vec![0],
         right_keys: vec![0],
         left_arity: 3,

@@ -91,7 +91,7 @@
 //! Output order: per input record, its matches in the store's key order
 //! (index key, then primary key or insertion order).
 
-use super::regular_join::{JoinSpec, JoinType};
+use super::join_spec::{JoinSpec, JoinType};
 use crate::changelog::{Change, RowKind};
 use crate::expr::Expr;
 use crate::lookup::{Generation, IndexLookupStore, LookupStoreError, LruCache, TableId};

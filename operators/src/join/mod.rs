@@ -3,6 +3,7 @@
 pub mod delta_join;
 pub mod join_bundle;
 mod join_core;
+pub mod join_spec;
 pub mod join_state;
 pub mod mini_batch_join;
 pub mod multi_join;
@@ -10,7 +11,8 @@ pub mod regular_join;
 
 pub use delta_join::{DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec};
 pub use join_bundle::JoinBundle;
+pub use join_spec::{JoinSpec, JoinType};
 pub use join_state::JoinStateLayout;
 pub use mini_batch_join::MiniBatchJoinOperator;
 pub use multi_join::{MultiJoinOperator, MultiJoinSpec};
-pub use regular_join::{JoinSpec, RegularJoinOperator};
+pub use regular_join::RegularJoinOperator;

@@ -123,8 +123,8 @@
 //! MultiJoin loses to a chain of binary joins. The state counters of the
 //! `input<i>` handles show the matching reads.
 
+use super::join_spec::JoinType;
 use super::join_state::{JoinSideState, JoinStateLayout, Stored};
-use super::regular_join::JoinType;
 use crate::changelog::{Change, ChangelogMode, RowKind};
 use crate::expr::Expr;
 use crate::operator::{OpError, OpResult, Operator};
@@ -169,11 +169,6 @@ impl MultiJoinSpec {
 
     fn is_left(&self, i: usize) -> bool {
         i > 0 && self.join_types[i] == JoinType::Left
-    }
-
-    /// True when some input is LEFT-joined.
-    pub fn has_outer(&self) -> bool {
-        (1..self.inputs()).any(|i| self.is_left(i))
     }
 
     /// The row kinds the operator may emit, given each input's changelog

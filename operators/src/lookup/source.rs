@@ -63,11 +63,6 @@ impl StoreWritingSource {
     pub fn written(&self) -> u64 {
         self.written
     }
-
-    /// Batches written to the store but not yet returned.
-    pub fn pending_batches(&self) -> usize {
-        self.pending.len()
-    }
 }
 
 impl ChangeSource for StoreWritingSource {

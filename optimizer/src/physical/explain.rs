@@ -12,8 +12,8 @@ use super::plan::{NodeKind, PhysicalNode, PhysicalPlan};
 use crate::logical::Schema;
 use operators::exec::Exchange;
 use operators::expr::Expr;
-use operators::join::regular_join::JoinType;
 use operators::join::JoinStateLayout;
+use operators::join::JoinType;
 use std::fmt::Write;
 
 pub(crate) fn field_names(schema: &Schema, cols: &[usize]) -> String {

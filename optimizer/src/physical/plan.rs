@@ -5,8 +5,8 @@ use crate::logical::{Schema, TableDef};
 use operators::agg::AggSpec;
 use operators::changelog::{ChangelogMode, SinkEncoding};
 use operators::expr::Expr;
-use operators::join::regular_join::JoinType;
 use operators::join::JoinStateLayout;
+use operators::join::JoinType;
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum NodeKind {

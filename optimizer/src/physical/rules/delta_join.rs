@@ -33,7 +33,7 @@
 use super::super::plan::{NodeKind, PhysicalNode};
 use crate::config::{Config, DeltaJoinStrategy};
 use crate::error::{PlanError, Result};
-use operators::join::regular_join::JoinType;
+use operators::join::JoinType;
 
 /// The table's declared index key, as column positions.
 pub fn index_key(node: &PhysicalNode) -> Option<Vec<usize>> {

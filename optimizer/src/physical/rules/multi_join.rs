@@ -45,7 +45,7 @@ use crate::error::Result;
 use crate::logical::{JoinKind, LogicalPlan, Schema};
 use operators::changelog::ChangelogMode;
 use operators::expr::{BinOp, Expr};
-use operators::join::regular_join::JoinType;
+use operators::join::JoinType;
 
 /// One join of a flattened left-deep chain; it joins input `i` (its index + 1).
 struct ChainJoin {
