@@ -10,7 +10,8 @@
 //!   compares configurations of one script
 //!
 //! Bad input (SQL, configuration, files, CSV rows) exits with code 2 and a
-//! message that says what and where; an execution failure exits with 1.
+//! message that says what and where; a failure of execution (IO, RocksDB,
+//! a full disk) says "execution failed" and exits with 3.
 
 mod campaign;
 mod plot;
@@ -137,6 +138,13 @@ impl Failure {
             message: message.into(),
         }
     }
+
+    fn execution(message: impl std::fmt::Display) -> Failure {
+        Failure {
+            code: 3,
+            message: format!("execution failed: {message}"),
+        }
+    }
 }
 
 impl From<campaign::CampaignError> for Failure {
@@ -244,7 +252,7 @@ fn run_sql(
         if let Some(path) = changelog {
             let p = output_path(path, &o.sink, many);
             datasets::csv_write::write_changelog_csv(&p, &columns, &o.changelog)
-                .map_err(|e| Failure::input(e.to_string()))?;
+                .map_err(Failure::execution)?;
             println!("  changelog written to {}", p.display());
         }
         if let Some(path) = result {
@@ -254,7 +262,7 @@ fn run_sql(
                 &columns,
                 o.report.result.as_deref().unwrap_or_default(),
             )
-            .map_err(|e| Failure::input(e.to_string()))?;
+            .map_err(Failure::execution)?;
             println!("  result written to {}", p.display());
         }
     }

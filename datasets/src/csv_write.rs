@@ -23,6 +23,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use operators::sink::{RowWriter, SinkError};
 use operators::{Change, Value};
 
 use crate::csv_read::OP_COLUMN;
@@ -272,13 +273,13 @@ pub fn write_changelog_csv(
 }
 
 /// A `filesystem` sink writes the rows it receives as they arrive.
-impl operators::sink::RowWriter for ResultCsvWriter {
-    fn write(&mut self, row: &[Value]) -> Result<(), String> {
-        self.write_row(row).map_err(|e| e.to_string())
+impl RowWriter for ResultCsvWriter {
+    fn write(&mut self, row: &[Value]) -> Result<(), SinkError> {
+        Ok(self.write_row(row)?)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), String> {
-        ResultCsvWriter::finish(*self).map_err(|e| e.to_string())
+    fn finish(self: Box<Self>) -> Result<(), SinkError> {
+        Ok(ResultCsvWriter::finish(*self)?)
     }
 }
 

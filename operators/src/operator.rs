@@ -4,20 +4,65 @@
 //! stage's exchange routes to it, keeps its own keyed state, and emits
 //! changes. The executor calls [`Operator::process`] once per batch and
 //! [`Operator::finish_bundle`] when a mini-batch bundle closes (on size, on
-//! latency, and at end of input).
+//! latency, and at end of input). Operators, sources and the sink fail
+//! with one error type, [`OpError`], whose causes stay typed.
 
 use crate::changelog::Change;
+use crate::lookup::LookupStoreError;
+use crate::sink::SinkError;
 use crate::state::{StateError, StateReport};
 
+/// Why a job failed. Each cause is kept typed; [`OpError::is_bad_input`]
+/// tells the failures of the input (a malformed row, a record or spec an
+/// operator cannot take) from the failures of execution (IO, RocksDB, a
+/// full disk), which the command line reports with different exit codes.
 #[derive(Debug, thiserror::Error)]
 pub enum OpError {
+    /// The state backend failed: RocksDB, the disk under it, corrupt bytes.
     #[error(transparent)]
     State(#[from] StateError),
-    /// A source could not read its input (bad file, malformed row).
+    /// The index-lookup store failed, or refused a row its table cannot take.
+    #[error(transparent)]
+    Lookup(#[from] LookupStoreError),
+    /// A source could not deliver its next batch.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// The sink's writer failed.
+    #[error(transparent)]
+    Sink(#[from] SinkError),
+    /// The operator cannot run as specified (a setting out of range, inputs
+    /// wired to it that its spec does not have).
     #[error("{0}")]
-    Source(String),
+    Spec(String),
+    /// A record the operator's input contract rules out (a delete reaching
+    /// a delta join).
     #[error("{0}")]
-    Other(String),
+    Record(String),
+}
+
+impl OpError {
+    /// Whether the input is at fault (bad input) rather than the execution.
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            OpError::State(_) | OpError::Sink(_) => false,
+            OpError::Lookup(e) => e.is_bad_input(),
+            OpError::Source(e) => matches!(e, SourceError::BadInput(_)),
+            OpError::Spec(_) | OpError::Record(_) => true,
+        }
+    }
+}
+
+/// Why a source could not deliver its next batch. The cause is the
+/// connector's own error, kept whole (for a CSV row: the file, line and
+/// column, and what was expected).
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The input is wrong: a row that does not parse, a value of another type.
+    #[error(transparent)]
+    BadInput(Box<dyn std::error::Error + Send + Sync>),
+    /// Reading failed for a reason outside the input (IO, a disk).
+    #[error(transparent)]
+    Read(Box<dyn std::error::Error + Send + Sync>),
 }
 
 pub type OpResult<T> = Result<T, OpError>;

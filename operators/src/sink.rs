@@ -15,10 +15,16 @@ use crate::value::{cmp_rows, Row, Value};
 
 /// Where a sink writes the rows it receives, in arrival order.
 pub trait RowWriter: Send {
-    fn write(&mut self, row: &[Value]) -> Result<(), String>;
+    fn write(&mut self, row: &[Value]) -> Result<(), SinkError>;
     /// Completes the output: until then it must not look complete.
-    fn finish(self: Box<Self>) -> Result<(), String>;
+    fn finish(self: Box<Self>) -> Result<(), SinkError>;
 }
+
+/// Why a sink's writer failed (IO: a full disk, a path it cannot write),
+/// with the writer's own error as the cause.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct SinkError(pub Box<dyn std::error::Error + Send + Sync>);
 
 pub struct SinkCollector {
     encoding: SinkEncoding,
@@ -59,7 +65,7 @@ impl SinkCollector {
     }
 
     /// Completes the writer's output, if there is one.
-    pub fn finish_writer(&mut self) -> Result<(), String> {
+    pub fn finish_writer(&mut self) -> Result<(), SinkError> {
         match self.writer.take() {
             Some(w) => w.finish(),
             None => Ok(()),
@@ -67,7 +73,7 @@ impl SinkCollector {
     }
 
     /// Takes a batch; fails only when the writer does.
-    pub fn consume(&mut self, batch: Vec<Change>) -> Result<(), String> {
+    pub fn consume(&mut self, batch: Vec<Change>) -> Result<(), SinkError> {
         for c in batch {
             self.counts.add(c.kind);
             if let Some(prefix) = &self.print {

@@ -12,7 +12,7 @@ use operators::join::{
     RegularJoinOperator,
 };
 use operators::lookup::{IndexLookupStore, StoreWritingSource, TableId};
-use operators::operator::Operator;
+use operators::operator::{OpResult, Operator};
 use operators::sink::SinkCollector;
 use operators::state::StateBackend;
 use operators::value::{cmp_rows, Row, Value};
@@ -33,7 +33,7 @@ impl VecSource {
 }
 
 impl ChangeSource for VecSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, String> {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         let n = max.min(self.0.len());
         out.extend(self.0.drain(..n));
         Ok(n)

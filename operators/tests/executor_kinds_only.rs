@@ -7,7 +7,7 @@ use operators::changelog::{Change, SinkEncoding};
 use operators::exec::job::JobOptions;
 use operators::exec::{ChangeSource, Exchange, JobBuilder, Target};
 use operators::operator::{OpResult, Operator};
-use operators::sink::{RowWriter, SinkCollector};
+use operators::sink::{RowWriter, SinkCollector, SinkError};
 use operators::state::StateBackend;
 use operators::value::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,7 +17,7 @@ use std::sync::Arc;
 struct ThreeRows(bool);
 
 impl ChangeSource for ThreeRows {
-    fn next_batch(&mut self, _max: usize, out: &mut Vec<Change>) -> Result<usize, String> {
+    fn next_batch(&mut self, _max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         if std::mem::replace(&mut self.0, true) {
             return Ok(0);
         }
@@ -48,10 +48,10 @@ impl Operator for Probe {
 struct NoWriter;
 
 impl RowWriter for NoWriter {
-    fn write(&mut self, _row: &[Value]) -> Result<(), String> {
+    fn write(&mut self, _row: &[Value]) -> Result<(), SinkError> {
         Ok(())
     }
-    fn finish(self: Box<Self>) -> Result<(), String> {
+    fn finish(self: Box<Self>) -> Result<(), SinkError> {
         Ok(())
     }
 }

@@ -15,17 +15,19 @@ use crate::physical::{plan_insert, PhysicalPlan};
 use crate::sql::{parse_script, Script};
 use operators::changelog::Change;
 use operators::exec::JobReport;
+use operators::operator::OpError;
 use std::path::Path;
 
-/// A failure while running a script: bad input (exit code 2) or an
-/// execution failure (exit code 1).
+/// A failure while running a script: bad input (exit code 2) or a
+/// failure of execution (IO, RocksDB, a full disk: exit code 3).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error("{0}")]
     Input(#[from] PlanError),
-    /// A source could not read its input: bad input too.
+    /// Bad input the job met while running (a malformed row, a record an
+    /// operator cannot take).
     #[error("{0}")]
-    Source(String),
+    BadInput(OpError),
     #[error("execution failed: {0}")]
     Execution(String),
 }
@@ -33,8 +35,8 @@ pub enum RunError {
 impl RunError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            RunError::Input(_) | RunError::Source(_) => 2,
-            RunError::Execution(_) => 1,
+            RunError::Input(_) | RunError::BadInput(_) => 2,
+            RunError::Execution(_) => 3,
         }
     }
 }
@@ -266,7 +268,7 @@ pub fn run_parsed(
                 load_plan(&p)?
             }
         };
-        let backend = backend_for(&config)?;
+        let backend = backend_for(&config).map_err(|e| RunError::Execution(e.to_string()))?;
         let mut job = build_job(
             &plan,
             &config,
@@ -284,9 +286,12 @@ pub fn run_parsed(
                     .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
             job.set_sink_writer(Box::new(writer));
         }
-        let report = job.run(&mut |n| progress(&sink, n)).map_err(|e| match e {
-            operators::operator::OpError::Source(m) => RunError::Source(m),
-            e => RunError::Execution(e.to_string()),
+        let report = job.run(&mut |n| progress(&sink, n)).map_err(|e| {
+            if e.is_bad_input() {
+                RunError::BadInput(e)
+            } else {
+                RunError::Execution(e.to_string())
+            }
         })?;
         job.finish_sink()
             .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;

@@ -23,7 +23,7 @@ pub mod tune;
 use optimizer::session::RunError;
 
 /// An error with the exit code `lab` returns for it: 2 for bad input (a
-/// spec, a script, a configuration), 1 for a failed run or write.
+/// spec, a script, a configuration), 3 for a failed run or write.
 #[derive(Debug)]
 pub struct CampaignError {
     pub code: u8,
@@ -38,10 +38,10 @@ impl CampaignError {
         }
     }
 
-    pub fn execution(message: impl Into<String>) -> CampaignError {
+    pub fn execution(message: impl std::fmt::Display) -> CampaignError {
         CampaignError {
-            code: 1,
-            message: message.into(),
+            code: 3,
+            message: format!("execution failed: {message}"),
         }
     }
 

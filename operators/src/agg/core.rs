@@ -14,7 +14,7 @@
 //! retract, a map `minmax_<i>` (value → count).
 
 use super::functions::{self, AggKind, AggSpec, Retracted, SLOTS};
-use crate::operator::OpResult;
+use crate::operator::{OpError, OpResult};
 use crate::state::{MapState, StateBackend, StateReport};
 use crate::value::{Row, Value};
 
@@ -74,9 +74,8 @@ impl AggCore {
         for (i, a) in aggs.iter().enumerate() {
             let extreme = matches!(a.kind, AggKind::Min | AggKind::Max);
             if a.distinct && !extreme {
-                let backend = backend.ok_or_else(|| {
-                    crate::operator::OpError::Other("a distinct aggregate needs state".into())
-                })?;
+                let backend = backend
+                    .ok_or_else(|| OpError::Spec("a distinct aggregate needs state".into()))?;
                 let col = a.arg.expect("distinct aggregate has an argument");
                 let g = match distinct.iter().position(|d| d.column == col) {
                     Some(g) => g,

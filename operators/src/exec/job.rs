@@ -4,17 +4,22 @@ use super::exchange::Exchange;
 use super::give_back::{self, Returned};
 use super::metrics::{JobReport, LatencyStats, StageReport, SubtaskLoad};
 use crate::changelog::Change;
-use crate::operator::{OpError, OpResult, Operator};
+use crate::operator::{OpResult, Operator};
 use crate::sink::{RowWriter, SinkCollector};
 use crate::state::{StateBackend, StateReport};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
-/// Where a source or stage sends its output.
+/// A bounded stream of changes read in batches: what every source of a
+/// job is (the connectors of `datasets`, a store-writing wrapper, tests).
 pub trait ChangeSource: Send {
     /// Appends up to `max` changes to `out`; returns how many rows it read
-    /// (0 at end; more than it appended if it filters).
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, String>;
+    /// (0 at end, and on every later call; more than it appended if it
+    /// filters). A row that does not parse is an [`OpError::Source`] that
+    /// says where.
+    ///
+    /// [`OpError::Source`]: crate::operator::OpError::Source
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize>;
 
     /// Whether the source's batches depend on nothing the job does (no
     /// store it shares with an operator, no state clock), so the executor
@@ -40,7 +45,7 @@ const READ_AHEAD_GROUP: usize = 8;
 const READ_AHEAD_GROUPS: usize = 4;
 
 /// One source batch: rows read and the changes.
-type SourceBatch = Result<(usize, Vec<Change>), String>;
+type SourceBatch = OpResult<(usize, Vec<Change>)>;
 
 /// How the job takes a source's batches.
 enum Feed<'a> {
@@ -98,6 +103,7 @@ fn read_ahead(
 
 pub type StageId = usize;
 
+/// Where a source or stage sends its output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
     /// A stage and which of its inputs.
@@ -242,7 +248,7 @@ impl Job {
 
     /// Completes the sink's writer (after a successful run).
     pub fn finish_sink(&mut self) -> OpResult<()> {
-        self.sink.finish_writer().map_err(OpError::Other)
+        Ok(self.sink.finish_writer()?)
     }
 
     /// Runs the job to the end of its input. `progress` is called after
@@ -318,7 +324,7 @@ impl Job {
                     continue;
                 }
                 let t = Instant::now();
-                let (n, batch) = feed.next(batch_size).map_err(OpError::Source)?;
+                let (n, batch) = feed.next(batch_size)?;
                 self.source_wait += t.elapsed();
                 if n == 0 {
                     done[s] = true;
@@ -409,7 +415,7 @@ impl Job {
                 };
                 if !batch.is_empty() {
                     let t = Instant::now();
-                    self.sink.consume(batch).map_err(OpError::Other)?;
+                    self.sink.consume(batch)?;
                     self.sink_time += t.elapsed();
                 }
                 Ok(())

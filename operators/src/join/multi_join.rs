@@ -274,7 +274,7 @@ impl MultiJoinOperator {
         scope: &str,
         spec: MultiJoinSpec,
     ) -> OpResult<MultiJoinOperator> {
-        spec.validate().map_err(OpError::Other)?;
+        spec.validate().map_err(OpError::Spec)?;
         let sides = (0..spec.inputs())
             .map(|i| {
                 JoinSideState::new(
@@ -303,7 +303,7 @@ impl MultiJoinOperator {
         let n = spec.inputs();
         let row = change.row;
         if row.len() != spec.arities[j] {
-            return Err(OpError::Other(format!(
+            return Err(OpError::Spec(format!(
                 "MultiJoin input {j}: row has {} columns, expected {}",
                 row.len(),
                 spec.arities[j]
@@ -482,7 +482,7 @@ impl Walk<'_> {
 impl Operator for MultiJoinOperator {
     fn process(&mut self, input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()> {
         if input >= self.spec.inputs() {
-            return Err(OpError::Other(format!(
+            return Err(OpError::Spec(format!(
                 "MultiJoin has {} inputs; got a batch for input {input}",
                 self.spec.inputs()
             )));

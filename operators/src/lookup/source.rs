@@ -20,6 +20,7 @@
 use super::store::{IndexLookupStore, TableId};
 use crate::changelog::Change;
 use crate::exec::ChangeSource;
+use crate::operator::OpResult;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -66,7 +67,7 @@ impl StoreWritingSource {
 }
 
 impl ChangeSource for StoreWritingSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, String> {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         while !self.exhausted && self.pending.len() <= self.read_ahead {
             let mut batch = Vec::with_capacity(max);
             let n = self.inner.next_batch(max, &mut batch)?;
@@ -74,9 +75,7 @@ impl ChangeSource for StoreWritingSource {
                 self.exhausted = true;
                 break;
             }
-            self.store
-                .apply_all(self.table, &batch)
-                .map_err(|e| e.to_string())?;
+            self.store.apply_all(self.table, &batch)?;
             self.written += batch.len() as u64;
             self.pending.push_back(batch);
         }

@@ -27,13 +27,18 @@ use crate::value::{Row, Value};
 use std::path::Path;
 use std::sync::Arc;
 
-/// A state backend failure (RocksDB I/O, corrupt bytes).
+/// A state backend failure (RocksDB I/O, corrupt bytes). The cause is
+/// kept (and printed as part of the message, not as a `source()`, so an
+/// error-chain printer does not repeat it).
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    #[error("RocksDB error in state '{state}': {message}")]
-    RocksDb { state: String, message: String },
-    #[error("cannot create the RocksDB state directory under {dir}: {message}")]
-    Directory { dir: String, message: String },
+    #[error("RocksDB error in state '{state}': {error}")]
+    RocksDb {
+        state: String,
+        error: ::rocksdb::Error,
+    },
+    #[error("cannot create the RocksDB state directory under {dir}: {error}")]
+    Directory { dir: String, error: std::io::Error },
     #[error("corrupt state bytes in '{0}'")]
     Corrupt(String),
 }

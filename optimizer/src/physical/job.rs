@@ -17,10 +17,10 @@ use operators::join::{
     MultiJoinOperator, MultiJoinSpec, RegularJoinOperator,
 };
 use operators::lookup::{IndexLookupStore, StoreWritingSource};
-use operators::operator::Operator;
+use operators::operator::{OpResult, Operator};
 use operators::sink::SinkCollector;
 use operators::sink_materializer::SinkUpsertMaterializer;
-use operators::state::{BackendKind, StateBackend};
+use operators::state::{BackendKind, StateBackend, StateResult};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,31 +36,13 @@ pub struct ConnectorSources {
     pub base_dir: PathBuf,
 }
 
-struct DatasetSource(Box<dyn datasets::Source>);
-
-impl ChangeSource for DatasetSource {
-    fn next_batch(
-        &mut self,
-        max: usize,
-        out: &mut Vec<Change>,
-    ) -> std::result::Result<usize, String> {
-        self.0.next_batch(max, out).map_err(|e| e.to_string())
-    }
-
-    fn can_read_ahead(&self) -> bool {
-        // Files and generators: their rows depend on nothing the job does.
-        true
-    }
-}
-
 impl SourceProvider for ConnectorSources {
     fn open(&self, table: &TableDef) -> Result<Box<dyn ChangeSource>> {
         let names = table.schema.names();
         let types = table.schema.types();
         let options = connector_options(table);
-        let src = datasets::open_source(&table.name, &options, &names, &types, &self.base_dir)
-            .map_err(|e| PlanError::validation(e.to_string()))?;
-        Ok(Box::new(DatasetSource(src)))
+        datasets::open_source(&table.name, &options, &names, &types, &self.base_dir)
+            .map_err(|e| PlanError::validation(e.to_string()))
     }
 }
 
@@ -80,18 +62,12 @@ struct CalcSource {
 }
 
 impl ChangeSource for CalcSource {
-    fn next_batch(
-        &mut self,
-        max: usize,
-        out: &mut Vec<Change>,
-    ) -> std::result::Result<usize, String> {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         // Returns the rows read (not kept), so a filtered-out batch is not end of input.
         self.buf.clear();
         let n = self.inner.next_batch(max, &mut self.buf)?;
         let batch = std::mem::take(&mut self.buf);
-        self.calc
-            .process(0, batch, out)
-            .map_err(|e| e.to_string())?;
+        self.calc.process(0, batch, out)?;
         Ok(n)
     }
 
@@ -109,13 +85,12 @@ pub fn sink_file(table: &TableDef) -> Option<PathBuf> {
     }
 }
 
-pub fn backend_for(config: &Config) -> Result<StateBackend> {
+pub fn backend_for(config: &Config) -> StateResult<StateBackend> {
     let kind = match config.state_backend() {
         StateBackendKind::HashMap => BackendKind::Heap,
         StateBackendKind::RocksDb => BackendKind::RocksDb,
     };
     StateBackend::new(kind, config.state_dir().as_deref())
-        .map_err(|e| PlanError::plan(e.to_string()))
 }
 
 /// Builds the job. `keep_changelog` keeps every sink row in memory;
