@@ -1,4 +1,4 @@
-//! The heap backend's typed aggregate path ([`operators::agg::packed_acc`])
+//! The heap backend's typed aggregate path (packed accumulators, `operators/src/agg/acc_store.rs`)
 //! against the general path, on the heap and on RocksDB (which has no
 //! typed path): on random changelogs, with NULLs, doubles (-0.0 and NaN
 //! among them), integers meeting doubles, values the typed path declines,
