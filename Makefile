@@ -3,8 +3,9 @@
 # tests, runs and benches; scripts/build.sh says what that first build does.
 
 CARGO ?= cargo
+LAB = $(CARGO) run --release --quiet -p bench-harness --bin lab --
 
-.PHONY: demo test setup build lint
+.PHONY: demo test setup build lint flink
 
 setup:
 	@bash scripts/setup.sh
@@ -16,7 +17,13 @@ demo: setup
 	@bash scripts/build.sh -p bench-harness --bin lab
 	@bash scripts/demo.sh
 
-test: setup
+# Flink, the second engine: .flink/venv with the pinned apache-flink and the
+# lab's capture sink (reused when present; the Flink test also runs it).
+flink: setup
+	@bash scripts/build.sh -p bench-harness --bin lab
+	$(LAB) flink install
+
+test: flink
 	@bash scripts/build.sh --workspace
 	$(CARGO) test --release --workspace
 

@@ -14,8 +14,11 @@
 -- state); run it with `lab campaign campaigns/filter-vs-case-when.toml`,
 -- not as it is.
 
+-- (`day` is a reserved word in Flink SQL: the backquotes let Flink run the
+-- script as it is, e.g. with `lab compare`.)
+
 CREATE TABLE T (
-  day     INT,
+  `day`     INT,
   user_id BIGINT,
   flag    STRING
 ) WITH (
@@ -30,14 +33,14 @@ CREATE TABLE T (
 );
 
 CREATE TABLE uv_case_when (
-  day      INT,
+  `day`      INT,
   total_uv BIGINT,
   app_uv   BIGINT,
   web_uv   BIGINT
 ) WITH ('connector' = 'blackhole');
 
 CREATE TABLE uv_filter (
-  day      INT,
+  `day`      INT,
   total_uv BIGINT,
   app_uv   BIGINT,
   web_uv   BIGINT
@@ -45,18 +48,18 @@ CREATE TABLE uv_filter (
 
 INSERT INTO uv_case_when
 SELECT
-  day,
+  `day`,
   COUNT(DISTINCT user_id) AS total_uv,
   COUNT(DISTINCT CASE WHEN flag IN ('android', 'iphone') THEN user_id ELSE NULL END) AS app_uv,
   COUNT(DISTINCT CASE WHEN flag IN ('web', 'other') THEN user_id ELSE NULL END) AS web_uv
 FROM T
-GROUP BY day;
+GROUP BY `day`;
 
 INSERT INTO uv_filter
 SELECT
-  day,
+  `day`,
   COUNT(DISTINCT user_id) AS total_uv,
   COUNT(DISTINCT user_id) FILTER (WHERE flag IN ('android', 'iphone')) AS app_uv,
   COUNT(DISTINCT user_id) FILTER (WHERE flag IN ('web', 'other')) AS web_uv
 FROM T
-GROUP BY day;
+GROUP BY `day`;

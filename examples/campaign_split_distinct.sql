@@ -11,8 +11,11 @@
 -- ${rows} and sweeps the bucket number and parallelism; run it with
 -- `lab campaign campaigns/split-distinct.toml`, not as it is.
 
+-- (`day` is a reserved word in Flink SQL: the backquotes let Flink run the
+-- script as it is, e.g. with `lab compare`.)
+
 CREATE TABLE T (
-  day     INT,
+  `day`     INT,
   user_id BIGINT,
   flag    STRING
 ) WITH (
@@ -26,11 +29,11 @@ CREATE TABLE T (
 );
 
 CREATE TABLE uv_per_day (
-  day INT,
+  `day` INT,
   uv  BIGINT
 ) WITH ('connector' = 'blackhole');
 
 INSERT INTO uv_per_day
-SELECT day, COUNT(DISTINCT user_id) AS uv
+SELECT `day`, COUNT(DISTINCT user_id) AS uv
 FROM T
-GROUP BY day;
+GROUP BY `day`;

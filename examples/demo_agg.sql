@@ -1,7 +1,8 @@
 -- A skewed group aggregate: COUNT(*) and SUM(v) per key over a Zipf-skewed
--- key column. campaigns/demo.toml fills the ${...} placeholders below with
--- its sweep parameters (rows, keys, skew), so run it with `lab campaign`
--- (or `lab tune` after replacing them), not as it is.
+-- key column. The ${...} below are template parameters: campaigns/demo.toml
+-- fills them with its sweep (rows, keys, skew); `lab run`, `lab explain`
+-- and `lab tune` with --param, e.g.
+--   lab run examples/demo_agg.sql --param rows=1000000 --param keys=10000 --param skew=1.2
 
 CREATE TABLE src (
   k BIGINT,

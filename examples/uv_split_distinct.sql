@@ -23,8 +23,11 @@
 -- The second INSERT is the guide's FILTER variant, whose three distinct
 -- aggregates on user_id share one distinct-state map.
 
+-- (`day` is a reserved word in Flink SQL: the backquotes let Flink run the
+-- script as it is, e.g. with `lab compare`.)
+
 CREATE TABLE T (
-  day     INT,
+  `day`     INT,
   user_id BIGINT,
   flag    STRING
 ) WITH (
@@ -39,27 +42,27 @@ CREATE TABLE T (
 );
 
 CREATE TABLE uv_per_day (
-  day INT,
+  `day` INT,
   uv  BIGINT
 ) WITH ('connector' = 'blackhole');
 
 CREATE TABLE uv_per_day_by_channel (
-  day      INT,
+  `day`      INT,
   total_uv BIGINT,
   app_uv   BIGINT,
   web_uv   BIGINT
 ) WITH ('connector' = 'blackhole');
 
 INSERT INTO uv_per_day
-SELECT day, COUNT(DISTINCT user_id) AS uv
+SELECT `day`, COUNT(DISTINCT user_id) AS uv
 FROM T
-GROUP BY day;
+GROUP BY `day`;
 
 INSERT INTO uv_per_day_by_channel
 SELECT
-  day,
+  `day`,
   COUNT(DISTINCT user_id) AS total_uv,
   COUNT(DISTINCT user_id) FILTER (WHERE flag IN ('android', 'iphone')) AS app_uv,
   COUNT(DISTINCT user_id) FILTER (WHERE flag IN ('web', 'other')) AS web_uv
 FROM T
-GROUP BY day;
+GROUP BY `day`;

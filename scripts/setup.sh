@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the build needs and a fresh machine of this kind lacks:
 # libclang, which the `rocksdb` crate's bindings generator (bindgen, through
-# clang-sys) loads at build time. Safe to run again: it does nothing when
-# libclang is already there.
+# clang-sys) loads at build time, and a JDK 17 (java, javac, jar), which
+# Flink and the lab's capture sink need (`lab flink install` then makes the
+# project's PyFlink virtualenv). Safe to run again: it does nothing when
+# both are already there.
 #
 #   scripts/setup.sh            detect, install when missing
 #   scripts/setup.sh --check    detect only: exit 0 when found, 1 when missing
@@ -86,6 +88,25 @@ if ! find_libclang >/dev/null; then
     echo "setup: libclang-dev was installed but no libclang.so was found; set LIBCLANG_PATH" >&2
     exit 2
   fi
+fi
+
+have_jdk() {
+  command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1 &&
+    java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])'
+}
+
+if ! have_jdk; then
+  echo "setup: installing openjdk-17-jdk-headless (Flink, the second engine, runs on it)" >&2
+  if [ "$(id -u)" -eq 0 ]; then
+    SUDO=""
+  elif command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+  else
+    echo "setup: a JDK 17+ is missing and this user cannot install packages; install openjdk-17-jdk-headless" >&2
+    exit 2
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

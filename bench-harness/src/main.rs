@@ -1,21 +1,35 @@
 //! `lab`: the joinlab command line.
 //!
-//! - `lab run SCRIPT.sql [--set key=value]... [--changelog FILE] [--result FILE]`
-//! - `lab explain SCRIPT.sql [--set key=value]...`
-//! - `lab campaign SPEC.toml [--quick] [--resume] [--out DIR]`: runs a
-//!   campaign (see `campaign/spec.rs` for the format) and writes
-//!   `results.csv`, charts and `index.md` to `reports/<name>/`
+//! - `lab run SCRIPT.sql [--set key=value]... [--param name=value]...
+//!   [--changelog FILE] [--result FILE]`
+//! - `lab explain SCRIPT.sql [--set key=value]... [--param name=value]...`
+//! - `lab campaign SPEC.toml [--quick] [--resume] [--out DIR]
+//!   [--save-baseline NAME] [--baseline NAME]`: runs a campaign (the
+//!   format is in `docs/campaigns.md`) and writes `results.csv`, charts
+//!   and `index.md` to `reports/<name>/`
 //! - `lab plot DIR`: redraws a campaign's charts and `index.md`
 //! - `lab tune SCRIPT.sql --try key=v1,v2 [--try ...] [--repeats N]`:
 //!   compares configurations of one script
 //!
+//! - `lab run SCRIPT.sql --engine flink [--flink-rest HOST:PORT]`, `lab
+//!   compare SCRIPT.sql`, `lab export SCRIPT.sql -o DIR`, `lab flink
+//!   install|start|status|stop`: Flink as a second engine (see `flink/`)
+//!
 //! Bad input (SQL, configuration, files, CSV rows) exits with code 2 and a
 //! message that says what and where; a failure of execution (IO, RocksDB,
-//! a full disk) says "execution failed" and exits with 3.
+//! a full disk, a failed write to stdout or an output file: [`output`])
+//! says "execution failed" and exits with 3 ([`exit_code`]).
 
 mod campaign;
+mod exit_code;
+mod files;
+mod flink;
+mod numbers;
+mod output;
 mod plot;
+mod stats;
 mod summary;
+mod template;
 
 // Small allocations dominate row processing; mimalloc makes them cheap
 // (see `operators::alloc` for why not the `mimalloc` crate's allocator).
@@ -25,8 +39,9 @@ static GLOBAL: operators::alloc::LabAllocator = operators::alloc::LabAllocator;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use optimizer::session::{
-    compile_script, explain_script_in, run_script, write_plan, RunError, RunOptions,
+    compile_script, explain_script_in, run_script_explaining, write_plan, RunError, RunOptions,
 };
+use output::{errln, outln};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -34,7 +49,9 @@ use std::process::ExitCode;
 #[command(
     name = "lab",
     version,
-    about = "joinlab: a performance lab for streaming SQL joins and aggregations"
+    about = "joinlab: a performance lab for streaming SQL joins and aggregations",
+    after_help = "Bad input exits with code 2 and says what and where; a failed run or write exits with 3; lab compare exits with 1 when the results differ.\n\
+                  Run `lab help <command>` for a command's flags and an example."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -45,29 +62,46 @@ struct Cli {
 enum Command {
     /// Compiles the (single) INSERT of a script into a JSON plan whose state
     /// TTLs can be edited (Flink's COMPILE PLAN).
+    #[command(after_help = "Example:\n  \
+        lab compile-plan examples/orders_state_ttl.sql --out plan.json\n  \
+        lab execute-plan plan.json")]
     CompilePlan {
+        /// The Flink SQL script (one INSERT).
         script: PathBuf,
-        /// Where to write the plan.
-        #[arg(short, long, value_name = "FILE")]
-        output: PathBuf,
+        /// Where to write the plan (JSON); refused if the file exists.
+        #[arg(short = 'o', long = "out", alias = "output", value_name = "FILE")]
+        out: PathBuf,
+        /// Configuration `key=value` for planning (wins over the script's SET).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
     /// Runs a compiled plan (Flink's EXECUTE PLAN) and prints the summary.
+    #[command(after_help = "Example:\n  \
+        lab execute-plan plan.json --set state.backend.type=rocksdb")]
     ExecutePlan {
+        /// A plan written by `lab compile-plan` (or COMPILE PLAN).
         plan: PathBuf,
-        /// Configuration for the run (backend, parallelism of execution, ...).
+        /// Where state lives (`state.backend.type`, `lab.state.dir`); the plan carries everything else.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
     },
     /// Runs every INSERT of a Flink SQL script and prints a summary.
+    #[command(after_help = "Examples:\n  \
+        lab run examples/clicks_per_user.sql\n  \
+        lab run examples/clicks_per_user.sql --set parallelism.default=4 --changelog out.csv\n  \
+        lab run examples/demo_agg.sql --param rows=1000000 --param keys=10000 --param skew=1.2")]
     Run {
+        /// The Flink SQL script (CREATE TABLE, SET, INSERT, ...).
         script: PathBuf,
         /// Configuration override `key=value` (wins over the script's SET).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Fills `${name}` in the script with `value` (templates as campaigns use them).
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        param: Vec<String>,
         /// Writes every row the sink receives as CSV (op column first).
         #[arg(long, value_name = "FILE")]
         changelog: Option<PathBuf>,
@@ -77,51 +111,158 @@ enum Command {
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
+        /// The engine: the lab's own, or a Flink cluster.
+        #[arg(long, value_enum, default_value_t = flink::Engine::Lab)]
+        engine: flink::Engine,
+        /// The Flink cluster's REST address (default: `lab flink start`'s).
+        #[arg(long, value_name = "HOST:PORT")]
+        flink_rest: Option<String>,
     },
-    /// Prints the physical plan of every INSERT with changelog modes.
+    /// Prints the plan of every statement as Flink's EXPLAIN CHANGELOG_MODE does.
+    #[command(after_help = "Examples:\n  \
+        lab explain examples/clicks_per_user.sql\n  \
+        lab explain examples/demo_agg.sql --param rows=1000 --param keys=10 --param skew=1.0 \
+        --set table.exec.mini-batch.enabled=true")]
     Explain {
+        /// The Flink SQL script.
         script: PathBuf,
+        /// Configuration override `key=value` (wins over the script's SET).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Fills `${name}` in the script with `value`.
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        param: Vec<String>,
     },
     /// Runs a campaign spec (every point × variant × repeat) and writes
-    /// results.csv, charts (PNG, SVG) and index.md.
+    /// results.csv, charts (PNG, SVG) and index.md; the spec format is in
+    /// docs/campaigns.md.
+    #[command(after_help = "Examples:\n  \
+        lab campaign campaigns/demo.toml --quick          # reports/demo/\n  \
+        lab campaign campaigns/demo.toml --save-baseline before\n  \
+        lab campaign campaigns/demo.toml --baseline before  # change per point against it\n\n\
+        A finished run already in the report directory is moved to its history/ folder first.")]
     Campaign {
+        /// The campaign spec (TOML).
         spec: PathBuf,
         /// Uses the spec's [quick] values (and one repeat unless it says otherwise).
         #[arg(long)]
         quick: bool,
-        /// Keeps the runs of an interrupted campaign (results.csv.partial).
+        /// Continues an interrupted campaign: keeps its finished runs
+        /// (results.csv.partial, or results.csv) and runs only the others.
         #[arg(long)]
         resume: bool,
         /// The report directory (default: reports/<name>/).
-        #[arg(long, value_name = "DIR")]
+        #[arg(short = 'o', long = "out", alias = "output", value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Saves this run as baseline NAME (in <report>/baselines/NAME/).
+        #[arg(long, value_name = "NAME")]
+        save_baseline: Option<String>,
+        /// Compares this run with baseline NAME: the change per point, variant
+        /// and metric with its 95% interval.
+        #[arg(long, value_name = "NAME")]
+        baseline: Option<String>,
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
     },
     /// Redraws a campaign's charts and index.md from its results.csv.
+    #[command(after_help = "Example:\n  lab plot reports/demo")]
     Plot {
         /// A report directory written by `lab campaign`.
         dir: PathBuf,
     },
-    /// Runs a script under each combination of --try values, interleaved,
-    /// and prints medians with ratios to the first.
+    /// Runs a script under each combination of --try values, interleaved
+    /// after a warm-up run of each, and prints medians with min–max, ratios
+    /// to the first with their 95% interval, and whether a difference is
+    /// beyond noise.
+    #[command(after_help = "Examples:\n  \
+        lab tune examples/colors_local_global.sql \
+        --try table.optimizer.agg-phase-strategy=ONE_PHASE,TWO_PHASE \\\n    \
+        --set table.exec.mini-batch.enabled=true --set table.exec.mini-batch.allow-latency=5s \
+        --set table.exec.mini-batch.size=5000\n  \
+        lab tune examples/demo_agg.sql --param rows=1000000 --param keys=10000 --param skew=1.2 \\\n    \
+        --try state.backend.type=hashmap,rocksdb --save-baseline before\n\n\
+        Baselines of a script are kept in reports/tune/<script name>/baselines/.")]
     Tune {
+        /// The Flink SQL script.
         script: PathBuf,
         /// A configuration key and the values to try: `key=v1,v2,...`.
         #[arg(long = "try", value_name = "KEY=V1,V2,...", required = true)]
         tries: Vec<String>,
-        /// Runs per variant.
-        #[arg(long, default_value_t = 3)]
+        /// Timed runs per variant (after one warm-up run of each).
+        #[arg(long, default_value_t = 5)]
         repeats: u32,
         /// Configuration for every variant `key=value`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Fills `${name}` in the script with `value`.
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        param: Vec<String>,
+        /// Saves the runs as baseline NAME of this script.
+        #[arg(long, value_name = "NAME")]
+        save_baseline: Option<String>,
+        /// Compares the runs with baseline NAME of this script.
+        #[arg(long, value_name = "NAME")]
+        baseline: Option<String>,
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
+    },
+    /// A local Flink: install, start, status, stop.
+    #[command(after_help = "Examples:\n  \
+        lab flink install\n  \
+        lab flink start --taskmanagers 2 --slots 2\n  \
+        lab flink status\n  \
+        lab flink stop")]
+    Flink {
+        #[command(subcommand)]
+        command: flink::FlinkCommand,
+    },
+    /// Runs a script on the lab and on Flink and compares results, changelogs,
+    /// times and state per sink (exit code 1 when results differ).
+    #[command(after_help = "Examples:\n  \
+        lab compare examples/clicks_per_user.sql\n  \
+        lab compare examples/tenant_multijoin_10way.sql --set parallelism.default=4 \
+        --flink-rest flink-jm:8081")]
+    Compare {
+        /// The Flink SQL script.
+        script: PathBuf,
+        /// Configuration for both engines `key=value` (wins over the script's SET).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Configuration for Flink only (a key the lab does not model).
+        #[arg(long = "flink-set", value_name = "KEY=VALUE")]
+        flink_set: Vec<String>,
+        /// A script parameter: replaces `${name}`.
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// The Flink cluster's REST address (default: `lab flink start`'s).
+        #[arg(long, value_name = "HOST:PORT")]
+        flink_rest: Option<String>,
+        /// Also writes the comparison as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Prints no progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Writes a bundle that runs the script on any Flink 2.x cluster: the
+    /// rewritten script, the materialised data and run.sh.
+    #[command(after_help = "Examples:\n  \
+        lab export examples/clicks_per_user.sql -o bundle/\n  \
+        bundle/run.sh flink-jm:8081")]
+    Export {
+        /// The Flink SQL script.
+        script: PathBuf,
+        /// The bundle's folder (must not exist).
+        #[arg(short = 'o', long = "out", alias = "output", value_name = "DIR")]
+        output: PathBuf,
+        /// Configuration `key=value` written into the bundle's script.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// A script parameter: replaces `${name}`.
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
     },
 }
 
@@ -134,21 +275,37 @@ struct Failure {
 impl Failure {
     fn input(message: impl Into<String>) -> Failure {
         Failure {
-            code: 2,
+            code: exit_code::BAD_INPUT,
             message: message.into(),
         }
     }
 
+    /// A failure of execution: the input was fine, running or writing failed.
     fn execution(message: impl std::fmt::Display) -> Failure {
         Failure {
-            code: 3,
+            code: exit_code::EXECUTION_FAILED,
             message: format!("execution failed: {message}"),
         }
     }
 }
 
+impl From<output::OutputError> for Failure {
+    fn from(e: output::OutputError) -> Failure {
+        Failure::execution(e)
+    }
+}
+
 impl From<campaign::CampaignError> for Failure {
     fn from(e: campaign::CampaignError) -> Failure {
+        Failure {
+            code: e.code,
+            message: e.message,
+        }
+    }
+}
+
+impl From<flink::FlinkError> for Failure {
+    fn from(e: flink::FlinkError) -> Failure {
         Failure {
             code: e.code,
             message: e.message,
@@ -165,20 +322,44 @@ impl From<RunError> for Failure {
     }
 }
 
+/// `--set KEY=VALUE` flags, each checked as `SET` checks it; an error
+/// names the flag.
+/// `--set KEY=VALUE` flags, each checked against the lab's configuration.
 fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, Failure> {
     sets.iter()
-        .map(|s| match s.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => {
-                Ok((k.trim().to_string(), v.trim().to_string()))
-            }
-            _ => Err(Failure::input(format!("--set '{s}': expected KEY=VALUE"))),
+        .map(|s| {
+            let (k, v) = key_value("--set", s)?;
+            optimizer::config::Config::new()
+                .set(&k, &v)
+                .map_err(|e| Failure::input(format!("--set '{s}': {}", e.message)))?;
+            Ok((k, v))
         })
         .collect()
+}
+
+/// `--flink-set KEY=VALUE` flags: keys for Flink alone, which the lab does
+/// not model, so only their shape is checked here (Flink checks the rest).
+fn parse_flink_sets(sets: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    sets.iter().map(|s| key_value("--flink-set", s)).collect()
+}
+
+fn key_value(flag: &str, s: &str) -> Result<(String, String), Failure> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(Failure::input(format!("{flag} '{s}': expected KEY=VALUE"))),
+    }
 }
 
 fn read_script(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path)
         .map_err(|e| Failure::input(format!("cannot read script {}: {e}", path.display())))
+}
+
+/// Reads a script and fills its `${name}` templates from `--param` flags.
+fn read_template(path: &Path, params: &[String]) -> Result<String, Failure> {
+    let params = template::parse_params(params).map_err(Failure::input)?;
+    let text = read_script(path)?;
+    template::fill_script(&path.display().to_string(), &text, &params).map_err(Failure::input)
 }
 
 /// `FILE` for one INSERT; `FILE` with `-<sink>` before the extension for several.
@@ -197,11 +378,12 @@ fn output_path(base: &Path, sink: &str, many: bool) -> PathBuf {
 fn run(
     script: &Path,
     set: &[String],
+    param: &[String],
     changelog: Option<&Path>,
     result: Option<&Path>,
     quiet: bool,
 ) -> Result<(), Failure> {
-    let sql = read_script(script)?;
+    let sql = read_template(script, param)?;
     run_sql(&sql, script, set, changelog, result, quiet)
 }
 
@@ -232,7 +414,9 @@ fn run_sql(
             bar.set_position(n);
         }
     };
-    let outcomes = run_script(
+    // An EXPLAIN statement prints its plan when its turn comes.
+    let mut explained = |text: &str| bar.suspend(|| print!("{text}"));
+    let outcomes = run_script_explaining(
         sql,
         &base_dir,
         &overrides,
@@ -241,72 +425,208 @@ fn run_sql(
             materialize: result.is_some(),
         },
         &mut progress,
+        &mut explained,
     );
     bar.finish_and_clear();
     let outcomes = outcomes?;
     let many = outcomes.len() > 1;
-    println!("joinlab run {}", script.display());
-    for o in &outcomes {
-        print!("{}", summary::render(o));
+    // The files first, so that a failed write to stdout costs none of
+    // them. Each is written whole or not at all; when one fails, those
+    // written before it are kept and the error names them.
+    let mut written: Vec<Vec<String>> = vec![Vec::new(); outcomes.len()];
+    let mut failed: Option<String> = None;
+    'files: for (o, done) in outcomes.iter().zip(&mut written) {
         let columns = o.plan.sink.table.schema.names();
         if let Some(path) = changelog {
             let p = output_path(path, &o.sink, many);
-            datasets::csv_write::write_changelog_csv(&p, &columns, &o.changelog)
-                .map_err(Failure::execution)?;
-            println!("  changelog written to {}", p.display());
+            match datasets::csv_write::write_changelog_csv(&p, &columns, &o.changelog) {
+                Ok(()) => done.push(format!("  changelog written to {}", p.display())),
+                Err(e) => {
+                    failed = Some(e.to_string());
+                    break 'files;
+                }
+            }
         }
         if let Some(path) = result {
             let p = output_path(path, &o.sink, many);
-            datasets::csv_write::write_result_csv(
-                &p,
-                &columns,
-                o.report.result.as_deref().unwrap_or_default(),
-            )
-            .map_err(Failure::execution)?;
-            println!("  result written to {}", p.display());
+            let rows = o.sink_report().result.as_deref().unwrap_or_default();
+            match datasets::csv_write::write_result_csv(&p, &columns, rows) {
+                Ok(()) => done.push(format!("  result written to {}", p.display())),
+                Err(e) => {
+                    failed = Some(e.to_string());
+                    break 'files;
+                }
+            }
         }
     }
-    Ok(())
+    let printed = (|| {
+        outln!("joinlab run {}", script.display())?;
+        for (o, done) in outcomes.iter().zip(&written) {
+            output::out(&summary::render(o))?;
+            for line in done {
+                outln!("{line}")?;
+            }
+        }
+        Ok::<(), output::OutputError>(())
+    })();
+    let kept: Vec<&str> = written
+        .iter()
+        .flatten()
+        .filter_map(|l| l.split_once(" written to ").map(|(_, p)| p))
+        .collect();
+    let error = match (failed, printed) {
+        (Some(e), _) if kept.is_empty() => format!("{e}; no output file was written"),
+        (Some(e), _) => format!(
+            "{e}; the output files written before it are complete and kept: {}",
+            kept.join(", ")
+        ),
+        (None, Err(e)) if !kept.is_empty() => {
+            format!("{e}; the output files are complete: {}", kept.join(", "))
+        }
+        (None, Err(e)) => e.to_string(),
+        (None, Ok(())) => return Ok(()),
+    };
+    Err(Failure::execution(error))
 }
 
 fn main() -> ExitCode {
-    // `lab run ... | head` should end quietly, not panic on a closed pipe.
+    // Output goes through `output`, where a closed pipe ends the output
+    // quietly; a stray write that still panics on one ends the same way.
     std::panic::set_hook(Box::new(|info| {
         let msg = info.to_string();
         if msg.contains("Broken pipe") {
             std::process::exit(0);
         }
-        eprintln!("{msg}");
+        output::err(&format!("{msg}\n"));
     }));
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help, version or a usage error: clap's own words and code, but a
+        // failed write of them is an error too.
+        Err(e) => {
+            if let Err(w) = e.print() {
+                errln!("error: {}", output::OutputError(w));
+                return ExitCode::from(exit_code::EXECUTION_FAILED);
+            }
+            return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
+        }
+    };
     let outcome = match &cli.command {
         Command::Run {
             script,
             set,
+            param,
             changelog,
             result,
             quiet,
-        } => run(script, set, changelog.as_deref(), result.as_deref(), *quiet),
-        Command::Explain { script, set } => (|| {
-            let overrides = parse_sets(set)?;
-            let sql = read_script(script)?;
-            let base = script.parent().map(Path::to_path_buf).unwrap_or_default();
-            let text = explain_script_in(&sql, &base, &overrides)
-                .map_err(|e| Failure::input(e.to_string()))?;
-            print!("{text}");
-            Ok(())
+            engine,
+            flink_rest,
+        } => match engine {
+            flink::Engine::Lab => run(
+                script,
+                set,
+                param,
+                changelog.as_deref(),
+                result.as_deref(),
+                *quiet,
+            ),
+            flink::Engine::Flink => (|| {
+                let sets = parse_sets(set)?;
+                let sql = read_template(script, param)?;
+                let report = flink::run::run_on_flink(&flink::run::FlinkRun {
+                    script,
+                    sql: &sql,
+                    sets: &sets,
+                    params: &[],
+                    rest: flink_rest.as_deref(),
+                    rows: changelog.is_some() || result.is_some(),
+                    quiet: *quiet,
+                })?;
+                flink::run::print_report(
+                    script,
+                    &report,
+                    changelog.as_deref(),
+                    result.as_deref(),
+                    &output_path,
+                )?;
+                Ok(())
+            })(),
+        },
+        Command::Flink { command } => flink::dispatch(command).map_err(Failure::from),
+        Command::Compare {
+            script,
+            set,
+            flink_set,
+            params,
+            flink_rest,
+            json,
+            quiet,
+        } => (|| {
+            let sets = parse_sets(set)?;
+            let flink_sets = parse_flink_sets(flink_set)?;
+            let params = template::parse_params(params).map_err(Failure::input)?;
+            let equal = flink::compare::compare(&flink::compare::CompareArgs {
+                script,
+                sets: &sets,
+                flink_sets: &flink_sets,
+                params: &params,
+                rest: flink_rest.as_deref(),
+                json: json.as_deref(),
+                quiet: *quiet,
+            })?;
+            if equal {
+                Ok(())
+            } else {
+                Err(Failure {
+                    code: exit_code::RESULTS_DIFFER,
+                    message: "the results differ".to_string(),
+                })
+            }
         })(),
-        Command::CompilePlan {
+        Command::Export {
             script,
             output,
             set,
+            params,
         } => (|| {
+            let sets = parse_sets(set)?;
+            let params = template::parse_params(params).map_err(Failure::input)?;
+            let msg = flink::export::export(&flink::export::ExportArgs {
+                script,
+                out: output,
+                sets: &sets,
+                params: &params,
+            })?;
+            println!("{msg}");
+            Ok(())
+        })(),
+        Command::Explain { script, set, param } => (|| {
+            let overrides = parse_sets(set)?;
+            let sql = read_template(script, param)?;
+            let base = script.parent().map(Path::to_path_buf).unwrap_or_default();
+            let text = explain_script_in(&sql, &base, &overrides)
+                .map_err(|e| Failure::input(e.to_string()))?;
+            output::out(&text)?;
+            Ok(())
+        })(),
+        Command::CompilePlan { script, out, set } => (|| {
             let overrides = parse_sets(set)?;
             let sql = read_script(script)?;
             let plan =
                 compile_script(&sql, &overrides).map_err(|e| Failure::input(e.to_string()))?;
-            write_plan(&plan, output, false).map_err(|e| Failure::input(e.to_string()))?;
-            println!("plan written to {}", output.display());
+            // An existing file is refused (bad input); a failed write is
+            // a failure of execution.
+            let existed = out.exists();
+            write_plan(&plan, out, false).map_err(|e| {
+                if existed {
+                    Failure::input(e.to_string())
+                } else {
+                    Failure::execution(e)
+                }
+            })?;
+            outln!("plan written to {}", out.display()).map_err(|e| {
+                Failure::execution(format_args!("{e}; the plan {} is complete", out.display()))
+            })?;
             Ok(())
         })(),
         Command::ExecutePlan { plan, set, quiet } => {
@@ -324,6 +644,8 @@ fn main() -> ExitCode {
             quick,
             resume,
             out,
+            save_baseline,
+            baseline,
             quiet,
         } => campaign::runner::run_campaign(&campaign::runner::CampaignArgs {
             spec: spec.clone(),
@@ -331,45 +653,67 @@ fn main() -> ExitCode {
             resume: *resume,
             out: out.clone(),
             quiet: *quiet,
+            save_baseline: save_baseline.clone(),
+            baseline: baseline.clone(),
         })
         .map(|_| ())
         .map_err(Failure::from),
-        Command::Plot { dir } => campaign::report::render(dir)
-            .map(|r| {
-                for w in &r.warnings {
-                    eprintln!("warning: {w}");
-                }
-                println!(
-                    "redrew {} chart(s) and index.md in {} from {} rows",
-                    r.charts,
-                    dir.display(),
-                    r.rows
-                );
-            })
-            .map_err(Failure::from),
+        Command::Plot { dir } => (|| {
+            let _lock = if dir.is_dir() {
+                Some(campaign::lock::ReportLock::acquire(
+                    dir,
+                    &format!("lab plot {}", dir.display()),
+                )?)
+            } else {
+                None
+            };
+            if _lock.is_some() {
+                files::sweep_temporaries(dir);
+            }
+            let r = campaign::report::render(dir)?;
+            for w in &r.warnings {
+                errln!("warning: {w}");
+            }
+            outln!(
+                "redrew {} chart(s) and index.md in {} from {} rows",
+                r.charts,
+                dir.display(),
+                r.rows
+            )?;
+            Ok(())
+        })(),
         Command::Tune {
             script,
             tries,
             repeats,
             set,
+            param,
+            save_baseline,
+            baseline,
             quiet,
         } => (|| {
             let sets = parse_sets(set)?;
+            let params = template::parse_params(param).map_err(Failure::input)?;
             let text = campaign::tune::tune(&campaign::tune::TuneArgs {
                 script,
                 tries,
                 sets: &sets,
+                params: &params,
                 repeats: *repeats,
                 quiet: *quiet,
+                save_baseline: save_baseline.as_deref(),
+                baseline: baseline.as_deref(),
             })?;
-            print!("{text}");
+            output::out(&text)?;
             Ok(())
         })(),
     };
     match outcome {
+        // A warning that could not be written is a failed output too.
+        Ok(()) if output::stderr_failed() => ExitCode::from(exit_code::EXECUTION_FAILED),
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("error: {}", f.message);
+            errln!("error: {}", f.message);
             ExitCode::from(f.code)
         }
     }

@@ -1,27 +1,40 @@
-//! The run summary `lab run` prints for each INSERT.
+//! The run summary `lab run` prints for each INSERT. Numbers are written
+//! by [`crate::numbers`], as in every other output; a run under
+//! [`MIN_TIMED_MS`] of wall time (or [`MIN_WORK_MS`] besides waiting for its
+//! sources) says it is too short to time. Operators
+//! are numbered by stage (`[2]`), and join lines name the stage they are
+//! about.
 
+use crate::numbers::{self, Unit};
+use crate::stats::{self, MIN_TIMED_MS, MIN_WORK_MS};
 use operators::changelog::RowKind;
 use optimizer::session::InsertOutcome;
 use std::fmt::Write;
 use std::time::Duration;
 
 fn ms(d: Duration) -> String {
-    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+    numbers::format(d.as_secs_f64() * 1e3, Unit::Millis)
 }
 
 fn rate(r: f64) -> String {
-    if r >= 1e6 {
-        format!("{:.2} M rows/s", r / 1e6)
-    } else if r >= 1e3 {
-        format!("{:.1} k rows/s", r / 1e3)
-    } else {
-        format!("{r:.0} rows/s")
-    }
+    format!("{} rows/s", numbers::format(r, Unit::Rate))
+}
+
+fn count(n: impl Into<f64>) -> String {
+    numbers::format(n.into(), Unit::Count)
+}
+
+fn bytes(n: i64) -> String {
+    numbers::format(n as f64, Unit::Bytes)
 }
 
 pub fn render(o: &InsertOutcome) -> String {
     let r = &o.report;
-    let c = &r.sink_counts;
+    let sink = o.sink_report();
+    let c = &sink.counts;
+    // The job's figures are printed with its first sink; a statement set's
+    // other sinks print their own rows only.
+    let job_part = o.sink_index == 0;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -30,81 +43,123 @@ pub fn render(o: &InsertOutcome) -> String {
         o.config.parallelism(),
         o.config.state_backend().as_str()
     );
-    let _ = writeln!(s, "  input rows        {}", r.input_rows);
-    let _ = writeln!(
-        s,
-        "  changelog rows    {} (+I {}, -U {}, +U {}, -D {})",
-        c.total(),
-        c.get(RowKind::Insert),
-        c.get(RowKind::UpdateBefore),
-        c.get(RowKind::UpdateAfter),
-        c.get(RowKind::Delete)
-    );
-    if let Some(rows) = &r.result {
-        let _ = writeln!(s, "  result rows       {}", rows.len());
+    let sinks = o.job_sinks();
+    if sinks.len() > 1 {
+        let _ = writeln!(
+            s,
+            "  statement set     one job for INSERT INTO {}{}",
+            sinks.join(", "),
+            if job_part {
+                ": input rows, time, state and operators are the job's"
+            } else {
+                " (the job's figures are above)"
+            }
+        );
+    }
+    if job_part {
+        let _ = writeln!(s, "  input rows        {}", count(r.input_rows as f64));
     }
     let _ = writeln!(
         s,
-        "  wall time         {} ({})",
-        ms(r.wall),
-        rate(r.throughput())
+        "  changelog rows    {} (+I {}, -U {}, +U {}, -D {})",
+        count(c.total() as f64),
+        count(c.get(RowKind::Insert) as f64),
+        count(c.get(RowKind::UpdateBefore) as f64),
+        count(c.get(RowKind::UpdateAfter) as f64),
+        count(c.get(RowKind::Delete) as f64)
     );
-    let _ = writeln!(
-        s,
-        "  job thread        waited for sources {}, in sink {}",
-        ms(r.source_wait),
-        ms(r.sink_time)
-    );
+    if let Some(rows) = &sink.result {
+        let _ = writeln!(s, "  result rows       {}", count(rows.len() as f64));
+    }
+    if job_part {
+        let _ = writeln!(
+            s,
+            "  wall time         {} ({})",
+            ms(r.wall),
+            rate(r.throughput())
+        );
+        let (wall_ms, wait_ms) = (
+            r.wall.as_secs_f64() * 1e3,
+            r.source_wait.as_secs_f64() * 1e3,
+        );
+        if stats::too_short(wall_ms, wait_ms) {
+            let why = if wall_ms < MIN_TIMED_MS {
+                format!("under {MIN_TIMED_MS:.0} ms of wall time")
+            } else {
+                format!("under {MIN_WORK_MS:.0} ms of work besides waiting for the sources")
+            };
+            let _ = writeln!(
+                s,
+                "                    too short to time: {why}; start-up and scheduling weigh as \
+                 much as the work: give it more rows"
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  job thread        waited for sources {}, in sink {}",
+            ms(r.source_wait),
+            ms(r.sink_time)
+        );
+    }
     let _ = writeln!(
         s,
         "  latency           p50 {}, p99 {}",
-        ms(r.latency.p50),
-        ms(r.latency.p99)
+        ms(sink.latency.p50),
+        ms(sink.latency.p99)
+    );
+    if !job_part {
+        join_summary(o, &mut s);
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "  records shuffled  {}, hotspot factor {}",
+        count(r.records_shuffled() as f64),
+        numbers::format(r.hotspot_factor(), Unit::Factor)
     );
     let _ = writeln!(
         s,
-        "  records shuffled  {}, hotspot factor {:.2}",
-        r.records_shuffled(),
-        r.hotspot_factor()
-    );
-    let _ = writeln!(
-        s,
-        "  state             {} entries, {} bytes, {} reads, {} writes",
-        r.state_entries(),
-        r.state_bytes(),
-        r.state_reads(),
-        r.state_writes()
+        "  state             {} entries, {}, {} reads, {} writes",
+        count(r.state_entries() as f64),
+        bytes(r.state_bytes()),
+        count(r.state_reads() as f64),
+        count(r.state_writes() as f64)
     );
     join_summary(o, &mut s);
     let _ = writeln!(s, "  operators:");
-    for st in &r.stages {
-        let _ = writeln!(s, "    {} x{}", st.name, st.parallelism);
+    for (i, st) in r.stages.iter().enumerate() {
+        let _ = writeln!(s, "    [{}] {} x{}", i + 1, st.name, st.parallelism);
         let _ = write!(
             s,
-            "      in {} out {}, hotspot {:.2}, busy(max) {}",
-            st.records_in(),
-            st.records_out(),
-            st.hotspot_factor(),
+            "      in {} out {}, hotspot {}, busy(max) {}",
+            count(st.records_in() as f64),
+            count(st.records_out() as f64),
+            numbers::format(st.hotspot_factor(), Unit::Factor),
             ms(st.max_busy())
         );
         if st.records_shuffled > 0 {
-            let _ = write!(s, ", shuffled {}", st.records_shuffled);
+            let _ = write!(s, ", shuffled {}", count(st.records_shuffled as f64));
         }
         let _ = writeln!(s);
         for (state, phys) in st.states.iter().zip(&st.physical_bytes) {
             let m = &state.metrics;
             let _ = write!(
                 s,
-                "      state {:<12} entries {} bytes {} reads {} writes {} deletes {}",
-                state.name, m.entries, m.logical_bytes, m.reads, m.writes, m.deletes
+                "      state {:<12} {} entries, {}, {} reads, {} writes, {} deletes",
+                state.name,
+                count(m.entries as f64),
+                bytes(m.logical_bytes),
+                count(m.reads as f64),
+                count(m.writes as f64),
+                count(m.deletes as f64)
             );
             if let Some(p) = phys {
-                let _ = write!(s, " physical {p}");
+                let _ = write!(s, ", RocksDB physical {}", bytes(*p as i64));
             }
             let _ = writeln!(s);
         }
         for (name, v) in &st.counters {
-            let _ = writeln!(s, "      {name} {v}");
+            let _ = writeln!(s, "      {name} {}", count(*v as f64));
         }
     }
     s
@@ -114,15 +169,16 @@ pub fn render(o: &InsertOutcome) -> String {
 /// by a binary chain, not by MultiJoin), recomputation cost, and delta join
 /// lookups.
 fn join_summary(o: &InsertOutcome, s: &mut String) {
-    use optimizer::physical::plan::NodeKind;
+    use optimizer::physical::node::JoinRole;
     let nodes = o.plan.root.stage_nodes();
-    if nodes.len() != o.report.stages.len() {
+    if nodes.len() != o.stages.len() {
         return;
     }
     let (mut input_bytes, mut intermediate_bytes, mut joins) = (0i64, 0i64, 0);
-    for (node, stage) in nodes.iter().zip(&o.report.stages) {
-        match &node.kind {
-            NodeKind::Join { .. } | NodeKind::MultiJoin { .. } => {
+    // Operators are numbered by their stage in the job (as in the list below).
+    for (&i, (node, stage)) in o.stages.iter().zip(nodes.iter().zip(o.plan_stages())) {
+        match node.spec().join_role() {
+            Some(JoinRole::KeepsInputs) => {
                 joins += 1;
                 for (i, state) in stage.states.iter().enumerate() {
                     let intermediate = node.inputs.get(i).is_some_and(|n| n.is_join_result());
@@ -136,13 +192,14 @@ fn join_summary(o: &InsertOutcome, s: &mut String) {
                 if stage.records_in() > 0 {
                     let _ = writeln!(
                         s,
-                        "  {}: {:.1} state rows visited per input record",
+                        "  [{}] {}: {} state rows visited per input record",
+                        i + 1,
                         short(&stage.name),
-                        visited as f64 / stage.records_in() as f64
+                        numbers::format(visited as f64 / stage.records_in() as f64, Unit::Count)
                     );
                 }
             }
-            NodeKind::DeltaJoin { .. } => {
+            Some(JoinRole::LooksUp) => {
                 let rate = |side: &str| {
                     let h = stage.counter(&format!("{side}_cache_hits"));
                     let m = stage.counter(&format!("{side}_cache_misses"))
@@ -155,15 +212,16 @@ fn join_summary(o: &InsertOutcome, s: &mut String) {
                 };
                 let _ = writeln!(
                     s,
-                    "  delta join: {} lookups, cache hit rate left {} right {}, {} duplicate rows emitted, join state {} entries",
-                    stage.counter("lookups"),
+                    "  [{}] delta join: {} lookups, cache hit rate left {} right {}, {} duplicate rows emitted, join state {} entries",
+                    i + 1,
+                    count(stage.counter("lookups") as f64),
                     rate("left"),
                     rate("right"),
-                    stage.counter("duplicates"),
-                    stage.state_entries()
+                    count(stage.counter("duplicates") as f64),
+                    count(stage.state_entries() as f64)
                 );
             }
-            _ => {}
+            None => {}
         }
     }
     if joins > 0 {
@@ -175,7 +233,10 @@ fn join_summary(o: &InsertOutcome, s: &mut String) {
         };
         let _ = writeln!(
             s,
-            "  join state        {total} bytes: inputs {input_bytes}, intermediate results {intermediate_bytes} ({share:.1}%)"
+            "  join state        {}: inputs {}, intermediate results {} ({share:.1}%)",
+            bytes(total),
+            bytes(input_bytes),
+            bytes(intermediate_bytes)
         );
     }
 }

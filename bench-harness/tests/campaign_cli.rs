@@ -220,7 +220,7 @@ fn a_campaign_writes_results_charts_and_index_and_plot_redraws_them() {
     );
     assert!(index.contains("### Point 2: rows=300, skew=1.5"), "{index}");
     assert!(
-        index.contains("| state accesses (accesses) | 600 | 600 (1.00×) |"),
+        index.contains("| state accesses (accesses) | 600 | 600; 1.00× |"),
         "{index}"
     );
     assert!(index.contains("- machine: "), "{index}");
@@ -374,14 +374,14 @@ fn tune_compares_configurations() {
     for needle in [
         "INSERT INTO out",
         "throughput",
-        "state bytes",
+        "state size",
         "state accesses",
         "records shuffled",
         "p99 latency",
         "changelog rows",
         "parallelism.default=1, table.exec.mini-batch.enabled=false",
         "parallelism.default=2, table.exec.mini-batch.enabled=false",
-        "1000 (1.00×)",
+        "1k (1.00×)",
     ] {
         assert!(o.stdout.contains(needle), "{needle}: {}", o.stdout);
     }

@@ -422,3 +422,19 @@ INSERT INTO copy SELECT k, v FROM t;
     let o = run_sql(&count, Some("1,2\nx,3\n"), &[]);
     assert_input_error(&o, "line 2");
 }
+
+#[test]
+fn lookup_store_that_cannot_open_is_an_execution_failure() {
+    // A delta join's index-lookup store (RocksDB) under a path it cannot create.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/campaign_delta_join.sql");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("blocker"), "").unwrap();
+    let o = run(lab()
+        .current_dir(dir.path())
+        .args(["run", script.to_str().unwrap(), "--quiet"])
+        .args(["--set", "table.optimizer.delta-join.strategy=FORCE"])
+        .args(["--set", "lab.state.dir=blocker"])
+        .args(["--param", "rows=100", "--param", "customers=10"])
+        .args(["--param", "skew=1.1"]));
+    assert_execution_failure(&o, "lookup store directory under blocker");
+}

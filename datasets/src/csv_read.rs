@@ -20,6 +20,9 @@
 //! - A line with the wrong number of fields or a field that does not parse
 //!   is an error naming the file, the 1-based line, the column and the text;
 //!   reading never panics on bad input.
+//! - A quoted field whose closing quote never comes is an error naming the
+//!   line where it opens (as Flink's `csv` format refuses it), not a field
+//!   that silently takes the rest of the file.
 //!
 //! Speed: the file is read in large blocks, and one pass over each line's
 //! bytes finds its end, its field ends and any byte that needs RFC 4180
@@ -125,6 +128,9 @@ pub struct CsvSource {
     reader: Option<csv::Reader<File>>,
     /// The file offset where `reader` starts.
     reader_base: u64,
+    /// The file's length when `reader` took over: a record that reaches it
+    /// is checked for a quote left open ([`open_quote`]).
+    reader_end: u64,
     record: csv::ByteRecord,
 }
 
@@ -193,6 +199,7 @@ impl CsvSource {
             int_digits: None,
             reader: None,
             reader_base: 0,
+            reader_end: 0,
             record: csv::ByteRecord::new(),
         };
         if matches!(options.delimiter, b'"' | b'\r' | b'\n') {
@@ -386,6 +393,7 @@ impl CsvSource {
         let base = offset.saturating_sub(1);
         file.seek(SeekFrom::Start(base))
             .map_err(|e| self.read_error(e))?;
+        self.reader_end = file.metadata().map_err(|e| self.read_error(e))?.len();
         self.reader = Some(
             csv::ReaderBuilder::new()
                 .has_headers(false)
@@ -411,6 +419,25 @@ impl CsvSource {
                 return Ok(false);
             }
             Err(e) => return Err(self.csv_error(e)),
+        }
+        // Only a quote left open makes a record run to the end of the file
+        // (the `csv` crate ends it there without a word): check the last.
+        let at = self.reader_base + reader.position().byte();
+        if at >= self.reader_end {
+            let start = self.reader_base + self.record.position().map_or(0, |p| p.byte());
+            match open_quote(&self.path, start, self.delimiter) {
+                Ok(Some(quote)) => {
+                    return Err(DatasetError::MalformedCsv {
+                        file: self.file.clone(),
+                        line: physical_line(&self.path, quote).unwrap_or(0),
+                        message: "unterminated quoted field: the '\"' that opens it is never \
+                                  closed, so the rest of the file would be one field"
+                            .to_string(),
+                    })
+                }
+                Ok(None) => {}
+                Err(e) => return Err(self.read_error(e)),
+            }
         }
         if self.skip_header {
             self.skip_header = false;
@@ -594,6 +621,61 @@ fn physical_line(path: &Path, byte: u64) -> Option<u64> {
             }
             offset += 1;
         }
+        reader.consume(len);
+    }
+}
+
+/// Where the quote that opens a field is, if the text from `start` (the
+/// start of a record) to the end of the file ends inside that quoted
+/// field. The states are those of the `csv` reader (RFC 4180 with `""`
+/// inside quotes, a quote within an unquoted field taken as text, `\r`
+/// and `\n` ending records).
+fn open_quote(path: &Path, start: u64, delimiter: u8) -> std::io::Result<Option<u64>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        FieldStart,
+        Unquoted,
+        Quoted,
+        /// A `"` inside quotes: closes the field or, doubled, is text.
+        QuoteInQuoted,
+    }
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(start))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut state = State::FieldStart;
+    let mut opened = 0;
+    let mut offset = start;
+    // The `csv` reader drops a byte order mark at the start of the file.
+    if start == 0 && reader.fill_buf()?.starts_with(UTF8_BOM) {
+        reader.consume(UTF8_BOM.len());
+        offset = UTF8_BOM.len() as u64;
+    }
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((state == State::Quoted).then_some(opened));
+        }
+        let len = buf.len();
+        for (i, &b) in buf.iter().enumerate() {
+            let ends_record = b == b'\n' || b == b'\r';
+            state = match state {
+                State::FieldStart | State::Unquoted | State::QuoteInQuoted
+                    if ends_record || b == delimiter =>
+                {
+                    State::FieldStart
+                }
+                State::FieldStart if b == b'"' => {
+                    opened = offset + i as u64;
+                    State::Quoted
+                }
+                State::FieldStart | State::Unquoted => State::Unquoted,
+                State::Quoted if b == b'"' => State::QuoteInQuoted,
+                State::Quoted => State::Quoted,
+                State::QuoteInQuoted if b == b'"' => State::Quoted,
+                State::QuoteInQuoted => State::Unquoted,
+            };
+        }
+        offset += len as u64;
         reader.consume(len);
     }
 }
@@ -1200,6 +1282,65 @@ mod tests {
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[2].row[1], Value::str(&long));
         assert_eq!(rows[2].row[2], Value::Double(4.0));
+    }
+
+    #[test]
+    fn an_unterminated_quote_is_an_error_with_its_line() {
+        let cases: [(&str, &[DataType], u64); 6] = [
+            // The general path: a STRING column.
+            (
+                "1,a\n2,\"b\n3,c\n4,d\n",
+                &[DataType::Int, DataType::String],
+                2,
+            ),
+            // The fused path of integer files hands the line over too.
+            (
+                "1,2\n3,\"4\n5,6\n",
+                &[DataType::BigInt, DataType::BigInt],
+                2,
+            ),
+            // At the very end, without a newline.
+            ("1,a\n2,\"abc", &[DataType::Int, DataType::String], 2),
+            // A doubled quote inside quotes is text: still open.
+            ("1,\"a\"\"\n", &[DataType::Int, DataType::String], 1),
+            // After a quoted field that spans lines and is closed.
+            ("1,\"x\ny\"\n2,\"z\n", &[DataType::Int, DataType::String], 3),
+            // A header line with the quote (skipped or not, it is read).
+            ("\"k,v\n1,2\n", &[DataType::BigInt, DataType::BigInt], 1),
+        ];
+        for (text, types, line) in cases {
+            for header in [false, true] {
+                let options = CsvOptions {
+                    has_header: header,
+                    ..CsvOptions::default()
+                };
+                let [fast, slow] = both_paths(text.as_bytes(), types, &["a", "b"], &options);
+                assert_eq!(fast, slow, "{text:?}");
+                let e = fast.expect_err(text);
+                assert!(
+                    e.ends_with(&format!(
+                        "t.csv line {line}: malformed CSV: unterminated quoted field: the '\"' \
+                         that opens it is never closed, so the rest of the file would be one field"
+                    )),
+                    "{text:?}: {e}"
+                );
+            }
+        }
+        // Closed quotes, doubled quotes and quotes inside unquoted fields
+        // read as before.
+        let ok = "\u{feff}1,\"a\nb\"\n2,\"c\"\"d\"\n3,e\"f\n4,\"g\"h\n5,\"\"";
+        let [fast, slow] = both_paths(
+            ok.as_bytes(),
+            &[DataType::Int, DataType::String],
+            &["a", "b"],
+            &CsvOptions::default(),
+        );
+        assert_eq!(fast, slow);
+        let rows = fast.unwrap();
+        assert_eq!(rows.len(), 5, "{rows:?}");
+        assert_eq!(rows[0].row[1], Value::str("a\nb"));
+        assert_eq!(rows[1].row[1], Value::str("c\"d"));
+        assert_eq!(rows[3].row[1], Value::str("gh"));
     }
 
     #[test]

@@ -17,6 +17,9 @@
 //!   flushing and syncing. A writer dropped without `finish()` (an error, a
 //!   panic) deletes its temporary file, so a file at the target path is
 //!   always complete. Missing parent directories are created.
+//! - A target that exists and is not a regular file (`/dev/stdout`, a
+//!   named pipe, `/dev/full`) is a stream, not a file to replace: rows are
+//!   written straight to it, and a failed write is an error all the same.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -32,6 +35,8 @@ use crate::error::DatasetError;
 /// A CSV file being written under a temporary name.
 struct AtomicCsv {
     writer: Option<csv::Writer<File>>,
+    /// The temporary file; empty when writing straight to a stream, or
+    /// once renamed into place.
     tmp: PathBuf,
     path: PathBuf,
     record: csv::ByteRecord,
@@ -72,16 +77,25 @@ impl AtomicCsv {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        std::fs::create_dir_all(&dir).map_err(io("create directory", &dir))?;
-        // The process id and a counter keep concurrent writers apart.
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let tmp = dir.join(format!(
-            ".{}.{}-{}.tmp",
-            name.to_string_lossy(),
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let file = File::create(&tmp).map_err(io("create", &tmp))?;
+        let stream = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        let (file, tmp) = if stream {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(io("open", path))?;
+            (file, PathBuf::new())
+        } else {
+            std::fs::create_dir_all(&dir).map_err(io("create directory", &dir))?;
+            // The process id and a counter keep concurrent writers apart.
+            static NEXT: AtomicU64 = AtomicU64::new(0);
+            let tmp = dir.join(format!(
+                ".{}.{}-{}.tmp",
+                name.to_string_lossy(),
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ));
+            (File::create(&tmp).map_err(io("create", &tmp))?, tmp)
+        };
         let writer = csv::WriterBuilder::new()
             .flexible(true)
             .buffer_capacity(1 << 16)
@@ -130,19 +144,23 @@ impl AtomicCsv {
         let writer = self.writer.as_mut().expect("writer present until finish");
         writer
             .write_byte_record(&self.record)
-            .map_err(|e| csv_io(e, &self.tmp))
+            .map_err(|e| csv_io(e, &self.path))
     }
 
     fn finish(mut self) -> Result<(), DatasetError> {
         let writer = self.writer.take().expect("writer present until finish");
         let file = writer.into_inner().map_err(|e| DatasetError::Io {
             action: "write",
-            path: self.tmp.clone(),
+            path: self.path.clone(),
             error: e.into_error(),
         })?;
+        if self.tmp.as_os_str().is_empty() {
+            // A stream: flushed is all there is to finish.
+            return Ok(());
+        }
         file.sync_all().map_err(|error| DatasetError::Io {
             action: "sync",
-            path: self.tmp.clone(),
+            path: self.path.clone(),
             error,
         })?;
         drop(file);

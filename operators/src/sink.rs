@@ -77,7 +77,18 @@ impl SinkCollector {
         for c in batch {
             self.counts.add(c.kind);
             if let Some(prefix) = &self.print {
-                println!("{prefix}{c}");
+                use std::io::Write;
+                let printed = writeln!(std::io::stdout().lock(), "{prefix}{c}");
+                match printed {
+                    Ok(()) => {}
+                    // The reader went away (`| head`): print no more.
+                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => self.print = None,
+                    Err(e) => {
+                        return Err(SinkError(
+                            format!("print sink: cannot write to standard output: {e}").into(),
+                        ))
+                    }
+                }
             }
             if let Some(w) = &mut self.writer {
                 w.write(&c.row)?;

@@ -11,7 +11,8 @@ use operators::join::{
     DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec, JoinSpec, JoinStateLayout,
     RegularJoinOperator,
 };
-use operators::lookup::{IndexLookupStore, StoreWritingSource, TableId};
+use operators::join::StoreWritingSource;
+use operators::lookup::{IndexLookupStore, TableId};
 use operators::operator::{OpResult, Operator};
 use operators::sink::SinkCollector;
 use operators::state::StateBackend;
@@ -704,24 +705,22 @@ fn executor_with_read_ahead_matches_the_batch_join() {
             job.connect_source(s, Target::Stage(0, i), Exchange::Forward);
         }
         let stage = job.add_stage("DeltaJoin", vec![Box::new(op)]);
-        job.connect_stage(stage, Target::Sink, Exchange::Forward);
+        job.connect_stage(stage, Target::Sink(0), Exchange::Forward);
         let sink = SinkCollector::new(SinkEncoding::Upsert { key: vec![1, 4] }, false, true, None);
+        job.add_sink("sink", sink);
         let mut job = job
-            .build(
-                sink,
-                operators::exec::job::JobOptions {
-                    batch_size: 4,
-                    bundle_latency: None,
-                    backend: StateBackend::heap(),
-                    deterministic_clock: false,
-                },
-            )
+            .build(operators::exec::job::JobOptions {
+                batch_size: 4,
+                bundle_latency: None,
+                backend: StateBackend::heap(),
+                deterministic_clock: false,
+            })
             .unwrap();
         let report = job.run(&mut |_| {}).unwrap();
         let expected: Vec<Row> = oracle(&left_rows, &right_rows, &[0], None, &[1, 4])
             .into_values()
             .collect();
-        assert_eq!(report.result.clone().unwrap(), sorted(expected));
+        assert_eq!(report.sinks[0].result.clone().unwrap(), sorted(expected));
         let dups = report.stages[0]
             .counters
             .iter()

@@ -72,7 +72,7 @@ fn run(read_ahead: bool) -> (Vec<Row>, usize) {
     }));
     let stage = job.add_stage("GroupAggregate", vec![Box::new(op) as Box<dyn Operator>]);
     job.connect_source(src, Target::Stage(stage, 0), Exchange::Hash(vec![0]));
-    job.connect_stage(stage, Target::Sink, Exchange::Forward);
+    job.connect_stage(stage, Target::Sink(0), Exchange::Forward);
     let sink = SinkCollector::new(SinkEncoding::Retract, false, true, None);
     let options = JobOptions {
         batch_size: BATCH,
@@ -80,10 +80,14 @@ fn run(read_ahead: bool) -> (Vec<Row>, usize) {
         backend: backend.clone(),
         deterministic_clock: false,
     };
-    let mut job = job.build(sink, options).expect("job");
+    let mut job = {
+        job.add_sink("sink", sink);
+        job.build(options)
+    }
+    .expect("job");
     let report = job.run(&mut |_| {}).expect("run");
     let n = *reused.lock().unwrap();
-    (report.result.expect("materialised"), n)
+    (report.sinks[0].result.clone().expect("materialised"), n)
 }
 
 #[test]

@@ -74,7 +74,7 @@ fn told(keep_changelog: bool, materialize: bool, print: bool, writer: bool) -> [
     );
     job.connect_source(src, Target::Stage(first, 0), Exchange::Forward);
     job.connect_stage(first, Target::Stage(last, 0), Exchange::Forward);
-    job.connect_stage(last, Target::Sink, Exchange::Forward);
+    job.connect_stage(last, Target::Sink(0), Exchange::Forward);
     let sink = SinkCollector::new(
         SinkEncoding::Retract,
         keep_changelog,
@@ -87,12 +87,16 @@ fn told(keep_changelog: bool, materialize: bool, print: bool, writer: bool) -> [
         backend: StateBackend::heap(),
         deterministic_clock: false,
     };
-    let mut job = job.build(sink, options).expect("job");
+    let mut job = {
+        job.add_sink("sink", sink);
+        job.build(options)
+    }
+    .expect("job");
     if writer {
-        job.set_sink_writer(Box::new(NoWriter));
+        job.set_sink_writer(0, Box::new(NoWriter));
     }
     let report = job.run(&mut |_| {}).expect("run");
-    assert_eq!(report.sink_counts.total(), 3);
+    assert_eq!(report.sinks[0].counts.total(), 3);
     flags.map(|f| f.load(Ordering::Relaxed))
 }
 

@@ -68,7 +68,7 @@ fn a_late_bundle_is_dated_by_its_oldest_record() {
     let src = job.add_source(Box::new(SlowSource { sent: 0 }));
     let stage = job.add_stage("GroupAggregate", subtasks);
     job.connect_source(src, Target::Stage(stage, 0), Exchange::Hash(vec![0]));
-    job.connect_stage(stage, Target::Sink, Exchange::Forward);
+    job.connect_stage(stage, Target::Sink(0), Exchange::Forward);
     let sink = SinkCollector::new(SinkEncoding::Retract, false, true, None);
     let options = JobOptions {
         batch_size: BATCH,
@@ -76,13 +76,17 @@ fn a_late_bundle_is_dated_by_its_oldest_record() {
         backend: backend.clone(),
         deterministic_clock: false,
     };
-    let mut job = job.build(sink, options).unwrap();
+    let mut job = {
+        job.add_sink("sink", sink);
+        job.build(options)
+    }
+    .unwrap();
     let report = job.run(&mut |_| {}).unwrap();
 
     // Both subtasks own keys.
     assert!(report.stages[0].subtasks.iter().all(|s| s.records_in > 0));
     // Every key counted 10 times, whichever subtask held it.
-    let mut result = report.result.clone().unwrap();
+    let mut result = report.sinks[0].result.clone().unwrap();
     result.sort_by_key(|r| r[0].as_int());
     let expected: Vec<Vec<Value>> = (0..20)
         .map(|k| vec![Value::Int(k), Value::Int((BATCHES * BATCH / 20) as i64)])
@@ -94,13 +98,13 @@ fn a_late_bundle_is_dated_by_its_oldest_record() {
     // key, where subtask 0 emits -U/+U per record), so they are the p99.
     let waited = PAUSE * (BATCHES as u32 - 1);
     assert!(
-        report.latency.max >= waited,
+        report.sinks[0].latency.max >= waited,
         "max {:?} < {waited:?}",
-        report.latency.max
+        report.sinks[0].latency.max
     );
     assert!(
-        report.latency.p99 >= waited,
+        report.sinks[0].latency.p99 >= waited,
         "p99 {:?} < {waited:?}",
-        report.latency.p99
+        report.sinks[0].latency.p99
     );
 }

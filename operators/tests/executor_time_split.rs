@@ -56,7 +56,7 @@ fn run(read_ahead: bool, slow_sink: bool) -> operators::exec::JobReport {
         sent: 0,
         read_ahead,
     }));
-    job.connect_source(src, Target::Sink, Exchange::Forward);
+    job.connect_source(src, Target::Sink(0), Exchange::Forward);
     let options = JobOptions {
         batch_size: 1,
         bundle_latency: None,
@@ -64,9 +64,13 @@ fn run(read_ahead: bool, slow_sink: bool) -> operators::exec::JobReport {
         deterministic_clock: false,
     };
     let sink = SinkCollector::new(SinkEncoding::Retract, false, false, None);
-    let mut job = job.build(sink, options).expect("job");
+    let mut job = {
+        job.add_sink("sink", sink);
+        job.build(options)
+    }
+    .expect("job");
     if slow_sink {
-        job.set_sink_writer(Box::new(SlowWriter));
+        job.set_sink_writer(0, Box::new(SlowWriter));
     }
     job.run(&mut |_| {}).expect("run")
 }

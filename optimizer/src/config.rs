@@ -8,26 +8,12 @@
 //! order. Values are stored in canonical form: enums in their canonical
 //! spelling, durations in milliseconds (`5000 ms`).
 //!
-//! | key | type | default |
-//! |---|---|---|
-//! | `table.exec.mini-batch.enabled` | Boolean | `false` |
-//! | `table.exec.mini-batch.allow-latency` | Duration | `0 ms` |
-//! | `table.exec.mini-batch.size` | Long | `-1` |
-//! | `table.optimizer.agg-phase-strategy` | Enum | `AUTO` |
-//! | `table.optimizer.distinct-agg.split.enabled` | Boolean | `false` |
-//! | `table.optimizer.distinct-agg.split.bucket-num` | Integer (>= 1) | `1024` |
-//! | `table.optimizer.multi-join.enabled` | Boolean | `false` |
-//! | `table.optimizer.delta-join.strategy` | Enum | `AUTO` |
-//! | `table.exec.delta-join.cache-enabled` | Boolean | `true` |
-//! | `table.exec.delta-join.left.cache-size` | Long (>= 1) | `10000` |
-//! | `table.exec.delta-join.right.cache-size` | Long (>= 1) | `10000` |
-//! | `table.exec.state.ttl` | Duration | `0 ms` |
-//! | `table.exec.sink.upsert-materialize` | Enum | `AUTO` |
-//! | `parallelism.default` | Integer (>= 1) | `1` |
-//! | `state.backend.type` | Enum | `hashmap` |
-//! | `lab.source.batch-size` | Integer (>= 1) | `1024` |
-//! | `lab.state.dir` | String | empty (system temp dir) |
-//! | `lab.clock` | Enum | `processing` |
+//! Every key, with its type, default and description, is in [`KEYS`]
+//! (README's table is made from it by `optimizer/tests/readme_config.rs`):
+//! add a key there, with a constant for its name and a typed getter below,
+//! and, when its value sizes something allocated before data arrives, its
+//! largest value in `MAXIMA` (see [`maximum`]; compiled plans are held to
+//! the same).
 
 use crate::error::PlanError;
 use std::fmt;
@@ -42,6 +28,8 @@ pub const DISTINCT_AGG_SPLIT_ENABLED: &str = "table.optimizer.distinct-agg.split
 pub const DISTINCT_AGG_SPLIT_BUCKET_NUM: &str = "table.optimizer.distinct-agg.split.bucket-num";
 pub const MULTI_JOIN_ENABLED: &str = "table.optimizer.multi-join.enabled";
 pub const DELTA_JOIN_STRATEGY: &str = "table.optimizer.delta-join.strategy";
+pub const REUSE_SUB_PLAN_ENABLED: &str = "table.optimizer.reuse-sub-plan-enabled";
+pub const REUSE_SOURCE_ENABLED: &str = "table.optimizer.reuse-source-enabled";
 pub const DELTA_JOIN_CACHE_ENABLED: &str = "table.exec.delta-join.cache-enabled";
 pub const DELTA_JOIN_LEFT_CACHE_SIZE: &str = "table.exec.delta-join.left.cache-size";
 pub const DELTA_JOIN_RIGHT_CACHE_SIZE: &str = "table.exec.delta-join.right.cache-size";
@@ -53,6 +41,7 @@ pub const LAB_SOURCE_BATCH_SIZE: &str = "lab.source.batch-size";
 pub const LAB_STATE_DIR: &str = "lab.state.dir";
 pub const LAB_CLOCK: &str = "lab.clock";
 pub const LAB_DELTA_JOIN_READ_AHEAD: &str = "lab.delta-join.source-read-ahead";
+pub const LAB_OPTIMIZER_DISABLED_RULES: &str = "lab.optimizer.disabled-rules";
 
 /// The type of a key's value and the values it accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,6 +169,20 @@ static KEYS: &[KeyInfo] = &[
          NONE (never).",
     ),
     key(
+        REUSE_SUB_PLAN_ENABLED,
+        ValueType::Boolean,
+        "true",
+        "Runs identical sub-plans of one job (the INSERTs of a statement \
+         set, a self-join) once, feeding every consumer.",
+    ),
+    key(
+        REUSE_SOURCE_ENABLED,
+        ValueType::Boolean,
+        "true",
+        "Reads a table scanned several times in one job once (needs \
+         table.optimizer.reuse-sub-plan-enabled).",
+    ),
+    key(
         DELTA_JOIN_CACHE_ENABLED,
         ValueType::Boolean,
         "true",
@@ -252,6 +255,14 @@ static KEYS: &[KeyInfo] = &[
          of the join (as a Fluss table is written ahead of its readers); 0 \
          means no lookup ever sees a row the join has not processed.",
     ),
+    key(
+        LAB_OPTIMIZER_DISABLED_RULES,
+        ValueType::String,
+        "",
+        "Optimizer rules to skip, comma-separated (e.g. multi_join, delta_join), \
+         to see a plan without them; the rules and their order are in \
+         optimizer/src/physical/rules/mod.rs.",
+    ),
 ];
 
 /// Every configuration key with its type, default and description.
@@ -262,6 +273,14 @@ pub fn keys() -> &'static [KeyInfo] {
 /// The key named `name` exactly.
 pub fn key_info(name: &str) -> Option<&'static KeyInfo> {
     KEYS.iter().find(|k| k.name == name)
+}
+
+/// Mini-batch mode: bundles of at most `size` rows, closed at the latest
+/// `allow_latency` after the last close.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MiniBatch {
+    pub size: usize,
+    pub allow_latency: Duration,
 }
 
 /// `table.optimizer.agg-phase-strategy`.
@@ -306,7 +325,8 @@ pub enum StateBackendKind {
 }
 
 /// `lab.clock`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ClockKind {
     /// Wall-clock time.
     Processing,
@@ -556,6 +576,16 @@ impl Config {
         self.int(MINI_BATCH_SIZE)
     }
 
+    /// The mini-batch settings when `table.exec.mini-batch.enabled`: the
+    /// one place the bundle size is read as a size.
+    pub fn mini_batch(&self) -> Option<MiniBatch> {
+        self.mini_batch_enabled().then(|| MiniBatch {
+            // At least 1: `validate` refuses <= 0 when mini-batch is on.
+            size: self.mini_batch_size().max(1) as usize,
+            allow_latency: self.mini_batch_allow_latency(),
+        })
+    }
+
     /// `table.optimizer.agg-phase-strategy`
     pub fn agg_phase_strategy(&self) -> AggPhaseStrategy {
         match self.enumeration(AGG_PHASE_STRATEGY) {
@@ -578,6 +608,16 @@ impl Config {
     /// `table.optimizer.multi-join.enabled`
     pub fn multi_join_enabled(&self) -> bool {
         self.bool(MULTI_JOIN_ENABLED)
+    }
+
+    /// `table.optimizer.reuse-sub-plan-enabled`
+    pub fn reuse_sub_plan_enabled(&self) -> bool {
+        self.bool(REUSE_SUB_PLAN_ENABLED)
+    }
+
+    /// `table.optimizer.reuse-source-enabled`
+    pub fn reuse_source_enabled(&self) -> bool {
+        self.bool(REUSE_SOURCE_ENABLED)
     }
 
     /// `table.optimizer.delta-join.strategy`
@@ -649,6 +689,18 @@ impl Config {
         }
     }
 
+    /// `lab.optimizer.disabled-rules`: the names listed.
+    pub fn optimizer_disabled_rules(&self) -> Vec<&str> {
+        match self.setting(LAB_OPTIMIZER_DISABLED_RULES) {
+            Setting::Str(s) => s
+                .split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// `lab.clock`
     pub fn clock(&self) -> ClockKind {
         match self.enumeration(LAB_CLOCK) {
@@ -688,6 +740,12 @@ fn suggest(key: &str) -> Option<&'static str> {
     if let [only] = partial[..] {
         return Some(only);
     }
+    // A key this much longer than every known one is no typo of one; and
+    // the edit distance costs the product of the lengths.
+    let longest = KEYS.iter().map(|k| k.name.len()).max().unwrap_or(0);
+    if lower.len() > 2 * longest {
+        return None;
+    }
     let (best, distance) = KEYS
         .iter()
         .map(|k| (k.name, strsim::levenshtein(&lower, k.name)))
@@ -709,8 +767,14 @@ fn parse_value(info: &KeyInfo, text: &str) -> Result<Setting, String> {
                 Err("expected a boolean: true or false".to_string())
             }
         }
-        ValueType::Integer { min } => parse_integer(text, min, i32::MIN as i64, i32::MAX as i64),
-        ValueType::Long { min } => parse_integer(text, min, i64::MIN, i64::MAX),
+        ValueType::Integer { min } => parse_integer(
+            text,
+            min,
+            maximum(info.name),
+            i32::MIN as i64,
+            i32::MAX as i64,
+        ),
+        ValueType::Long { min } => parse_integer(text, min, maximum(info.name), i64::MIN, i64::MAX),
         ValueType::Duration => parse_duration(text)
             .map(Setting::Duration)
             .map_err(|e| format!("expected a duration such as '500 ms', '5 s' or '1 min' ({e})")),
@@ -724,18 +788,51 @@ fn parse_value(info: &KeyInfo, text: &str) -> Result<Setting, String> {
     }
 }
 
-fn parse_integer(text: &str, min: Option<i64>, lo: i64, hi: i64) -> Result<Setting, String> {
+/// The largest values of keys that size what the lab allocates up front
+/// or keeps per unit, with why: a number in a script or a flag must not
+/// become a 64 GiB buffer (`lab.source.batch-size` = 2147483647 asked for
+/// one). Other integer keys size nothing before data arrives.
+const MAXIMA: &[(&str, i64, &str)] = &[
+    (
+        PARALLELISM_DEFAULT,
+        32_768,
+        "Flink's upper bound of the maximum parallelism",
+    ),
+    (
+        LAB_SOURCE_BATCH_SIZE,
+        1 << 20,
+        "a batch's buffer is allocated before it is filled",
+    ),
+];
+
+/// The largest value of `key` and why, if it has one.
+pub fn maximum(key: &str) -> Option<(i64, &'static str)> {
+    MAXIMA
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .map(|(_, max, why)| (*max, *why))
+}
+
+fn parse_integer(
+    text: &str,
+    min: Option<i64>,
+    max: Option<(i64, &str)>,
+    lo: i64,
+    hi: i64,
+) -> Result<Setting, String> {
     let what = if hi == i32::MAX as i64 {
         "a 32-bit integer"
     } else {
         "a 64-bit integer"
     };
-    let expected = match min {
-        Some(m) => format!("expected {what} >= {m}"),
-        None => format!("expected {what}"),
+    let expected = match (min, max) {
+        (Some(m), Some((x, why))) => format!("expected {what} from {m} to {x} ({why})"),
+        (None, Some((x, why))) => format!("expected {what} <= {x} ({why})"),
+        (Some(m), None) => format!("expected {what} >= {m}"),
+        (None, None) => format!("expected {what}"),
     };
     let n: i64 = text.parse().map_err(|_| expected.clone())?;
-    if n < lo || n > hi || min.is_some_and(|m| n < m) {
+    if n < lo || n > hi || min.is_some_and(|m| n < m) || max.is_some_and(|(x, _)| n > x) {
         return Err(expected);
     }
     Ok(Setting::Int(n))

@@ -181,6 +181,30 @@ impl LogicalPlan {
 pub struct InsertStatement {
     pub sink: String,
     pub query: LogicalPlan,
+    /// Where the statement starts in the script (for planning errors).
+    pub at: Option<crate::error::Location>,
+}
+
+/// What `EXPLAIN` adds to the plan, as Flink's `ExplainDetail`s
+/// (`ESTIMATED_COST` is refused: the lab has no cost model).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExplainDetails {
+    /// `CHANGELOG_MODE`: each node's changelog in the physical plan.
+    pub changelog_mode: bool,
+    /// `JSON_EXECUTION_PLAN`: the job graph as JSON.
+    pub json_execution_plan: bool,
+    /// `PLAN_ADVICE`: the physical plan with advice.
+    pub plan_advice: bool,
+}
+
+/// What an `EXPLAIN` explains.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExplainTarget {
+    Insert(InsertStatement),
+    /// `STATEMENT SET BEGIN ... END`: one job with several sinks.
+    StatementSet(Vec<InsertStatement>),
+    /// A `SELECT` (explained without a sink).
+    Query(LogicalPlan),
 }
 
 /// A statement of a script, in order.
@@ -193,8 +217,14 @@ pub enum Statement {
         value: String,
     },
     Insert(InsertStatement),
-    /// `EXPLAIN [CHANGELOG_MODE] INSERT ...`
-    Explain(InsertStatement),
+    /// `EXECUTE STATEMENT SET BEGIN INSERT ...; ... END` or `BEGIN
+    /// STATEMENT SET; INSERT ...; ... END`: the INSERTs run as one job.
+    StatementSet(Vec<InsertStatement>),
+    /// `EXPLAIN [PLAN FOR | detail, ...] <INSERT | STATEMENT SET | SELECT>`
+    Explain {
+        details: ExplainDetails,
+        target: ExplainTarget,
+    },
     /// `COMPILE PLAN 'file' [IF NOT EXISTS] FOR INSERT ...`
     CompilePlan {
         path: String,

@@ -1,7 +1,8 @@
 //! The batch oracle: evaluates a [`LogicalPlan`] from scratch over the final
 //! input tables, with plain loops and maps and none of the streaming
 //! operators' code. Every strategy, materialised at the end of its input,
-//! must equal what this computes (DESIGN.md §1, §9).
+//! must equal what this computes (`optimizer/tests/equivalence.rs` holds
+//! every strategy to it).
 //!
 //! Semantics (SQL's, as Flink's batch mode has them):
 //! - `Filter` keeps a row only when its predicate is TRUE (NULL rejects).

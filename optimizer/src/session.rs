@@ -2,34 +2,50 @@
 //!
 //! `SET` statements change the configuration for the statements after
 //! them; overrides given by the caller (`lab run --set`) are applied last,
-//! so they win over the script. Each `INSERT` runs as its own job, in order.
+//! so they win over the script. Each `INSERT` runs as its own job, in order;
+//! the `INSERT`s of a statement set run as one job with one sink each, which
+//! reads a source they share once (Flink's source and sub-plan reuse). An
+//! `EXPLAIN` prints its plan without running anything.
 
 use crate::catalog_view::CatalogView;
-use crate::config::Config;
-use crate::error::PlanError;
-use crate::logical::{InsertStatement, Statement};
+use crate::config::{Config, StateBackendKind};
+use crate::error::{ErrorKind, PlanError};
+use crate::logical::{ExplainDetails, ExplainTarget, InsertStatement, Statement};
 use crate::physical::compiled_plan;
-use crate::physical::explain::explain;
-use crate::physical::job::{backend_for, build_job, ConnectorSources, SourceProvider};
-use crate::physical::{plan_insert, PhysicalPlan};
+use crate::physical::explain::{explain, Explained};
+use crate::physical::job::{build_job, ConnectorSources, Runtime, SourceProvider};
+use crate::physical::{plan_insert, plan_query, PhysicalPlan};
 use crate::sql::{parse_script, Script};
 use operators::changelog::Change;
-use operators::exec::JobReport;
+use operators::exec::{JobReport, SinkReport};
 use operators::operator::OpError;
+use operators::state::{BackendKind, StateBackend};
 use std::path::Path;
+use std::sync::Arc;
 
 /// A failure while running a script: bad input (exit code 2) or a
 /// failure of execution (IO, RocksDB, a full disk: exit code 3).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error("{0}")]
-    Input(#[from] PlanError),
+    Input(PlanError),
     /// Bad input the job met while running (a malformed row, a record an
     /// operator cannot take).
     #[error("{0}")]
     BadInput(OpError),
     #[error("execution failed: {0}")]
     Execution(String),
+}
+
+/// A planning error is bad input, but for one that says the machine
+/// failed ([`ErrorKind::Execution`]).
+impl From<PlanError> for RunError {
+    fn from(e: PlanError) -> RunError {
+        match e.kind {
+            ErrorKind::Execution => RunError::Execution(e.message),
+            _ => RunError::Input(e),
+        }
+    }
 }
 
 impl RunError {
@@ -60,21 +76,51 @@ impl RunOptions {
     }
 }
 
-/// What one `INSERT` did.
+/// What one `INSERT` did. Its sink's figures are its own
+/// ([`InsertOutcome::sink_report`], `changelog`); `report` is its job's,
+/// shared by the INSERTs of a statement set (their input rows are read, and
+/// counted, once).
 pub struct InsertOutcome {
     pub sink: String,
     pub plan: PhysicalPlan,
     pub config: Config,
-    pub report: JobReport,
+    /// The job's report.
+    pub report: Arc<JobReport>,
+    /// This INSERT's sink among the job's (`report.sinks`).
+    pub sink_index: usize,
+    /// For each of `plan.root.stage_nodes()`, its stage in `report.stages`.
+    pub stages: Vec<usize>,
     /// Every row the sink received (empty unless asked for).
     pub changelog: Vec<Change>,
+}
+
+impl InsertOutcome {
+    /// What this INSERT's sink received.
+    pub fn sink_report(&self) -> &SinkReport {
+        &self.report.sinks[self.sink_index]
+    }
+
+    /// The sinks of this INSERT's job: several for a statement set.
+    pub fn job_sinks(&self) -> Vec<&str> {
+        self.report.sinks.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    /// The reports of this INSERT's own operators, in `plan.root.stage_nodes()`
+    /// order.
+    pub fn plan_stages(&self) -> impl Iterator<Item = &operators::exec::StageReport> {
+        self.stages.iter().map(|&i| &self.report.stages[i])
+    }
 }
 
 /// What one statement of a script asks for.
 #[derive(Clone, Debug)]
 pub enum Action {
-    Run(InsertStatement),
-    Explain(InsertStatement),
+    /// Run the INSERTs as one job: one INSERT, or a statement set.
+    Run(Vec<InsertStatement>),
+    Explain {
+        details: ExplainDetails,
+        target: ExplainTarget,
+    },
     /// Write the plan of the INSERT to a file.
     Compile {
         path: String,
@@ -82,10 +128,7 @@ pub enum Action {
         insert: InsertStatement,
     },
     /// Run the plan in a file (skipped if missing and `if_exists`).
-    Execute {
-        path: String,
-        if_exists: bool,
-    },
+    Execute { path: String, if_exists: bool },
 }
 
 /// Each action of `script` with the configuration in force for it.
@@ -104,15 +147,20 @@ pub fn configs_per_insert(
     };
     // Overrides are checked even for a script without INSERT.
     apply_overrides(&base)?;
-    for s in &script.statements {
+    for (i, s) in script.statements.iter().enumerate() {
         let action = match s {
             Statement::Set { key, value } => {
-                base.set(key, value)?;
+                let (line, column) = script.positions.get(i).copied().unwrap_or((0, 0));
+                base.set(key, value).map_err(|e| e.at(line, column))?;
                 continue;
             }
             Statement::CreateTable(_) => continue,
-            Statement::Insert(i) => Action::Run(i.clone()),
-            Statement::Explain(i) => Action::Explain(i.clone()),
+            Statement::Insert(i) => Action::Run(vec![i.clone()]),
+            Statement::StatementSet(set) => Action::Run(set.clone()),
+            Statement::Explain { details, target } => Action::Explain {
+                details: *details,
+                target: target.clone(),
+            },
             Statement::CompilePlan {
                 path,
                 if_not_exists,
@@ -130,6 +178,33 @@ pub fn configs_per_insert(
         out.push((action, apply_overrides(&base)?));
     }
     Ok(out)
+}
+
+/// Plans an INSERT; a planning error points at the statement.
+fn plan_located(
+    insert: &InsertStatement,
+    catalog: &dyn CatalogView,
+    config: &Config,
+) -> Result<PhysicalPlan, PlanError> {
+    plan_insert(insert, catalog, config).map_err(|e| match &insert.at {
+        Some(l) => e.at(l.line, l.column),
+        None => e,
+    })
+}
+
+/// A connector's option error ("table 't': option ...") found when the
+/// job opens its sources, placed at the `CREATE TABLE` of that table.
+fn at_table_definition(script: &Script, e: PlanError) -> PlanError {
+    if e.location.is_some() {
+        return e;
+    }
+    let defined = script.statements.iter().zip(&script.positions).find(|(s, _)| {
+        matches!(s, Statement::CreateTable(t) if e.message.starts_with(&format!("table '{}':", t.name)))
+    });
+    match defined {
+        Some((_, &(line, column))) => e.at(line, column),
+        None => e,
+    }
 }
 
 /// Reads and rebuilds a compiled plan.
@@ -155,10 +230,20 @@ pub fn write_plan(
             path.display()
         )));
     }
-    let tmp = path.with_extension("json.tmp");
+    // Written under a temporary name and renamed: a plan file is complete
+    // or absent, and a failed write (a full disk) leaves no temporary file.
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.tmp",
+        name.unwrap_or_default(),
+        std::process::id()
+    ));
     std::fs::write(&tmp, compiled_plan::compile(plan))
         .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| PlanError::plan(format!("cannot write plan {}: {e}", path.display())))?;
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            PlanError::plan(format!("cannot write plan {}: {e}", path.display()))
+        })?;
     Ok(true)
 }
 
@@ -170,8 +255,21 @@ pub fn compile_script(
     let script = parse_script(sql)?;
     let mut plans = Vec::new();
     for (action, config) in configs_per_insert(&script, overrides)? {
-        if let Action::Run(i) | Action::Explain(i) | Action::Compile { insert: i, .. } = action {
-            plans.push(plan_insert(&i, &script.catalog, &config)?);
+        let inserts = match action {
+            Action::Run(set)
+            | Action::Explain {
+                target: ExplainTarget::StatementSet(set),
+                ..
+            } => set,
+            Action::Explain {
+                target: ExplainTarget::Insert(i),
+                ..
+            }
+            | Action::Compile { insert: i, .. } => vec![i],
+            Action::Explain { .. } | Action::Execute { .. } => continue,
+        };
+        for i in &inserts {
+            plans.push(plan_located(i, &script.catalog, &config)?);
         }
     }
     match plans.len() {
@@ -182,7 +280,47 @@ pub fn compile_script(
     }
 }
 
-/// Plans every INSERT of the script and returns EXPLAIN text for each.
+/// The EXPLAIN text of one statement: its INSERTs planned as one job.
+fn explain_inserts(
+    inserts: &[InsertStatement],
+    catalog: &dyn CatalogView,
+    config: &Config,
+    details: ExplainDetails,
+) -> Result<String, PlanError> {
+    let plans = inserts
+        .iter()
+        .map(|i| plan_located(i, catalog, config))
+        .collect::<Result<Vec<_>, _>>()?;
+    let items: Vec<Explained> = inserts
+        .iter()
+        .zip(&plans)
+        .map(|(i, p)| Explained::insert(Some(&i.query), p))
+        .collect();
+    Ok(explain(&items, details, config))
+}
+
+/// The EXPLAIN text an `EXPLAIN` statement prints.
+pub fn explain_target(
+    target: &ExplainTarget,
+    catalog: &dyn CatalogView,
+    config: &Config,
+    details: ExplainDetails,
+) -> Result<String, PlanError> {
+    match target {
+        ExplainTarget::Insert(i) => {
+            explain_inserts(std::slice::from_ref(i), catalog, config, details)
+        }
+        ExplainTarget::StatementSet(set) => explain_inserts(set, catalog, config, details),
+        ExplainTarget::Query(q) => {
+            let plan = plan_query(q, catalog, config)?;
+            Ok(explain(&[Explained::query(q, &plan)], details, config))
+        }
+    }
+}
+
+/// Plans every statement of the script and returns EXPLAIN text for each
+/// (`lab explain`): one block per statement, as `EXPLAIN CHANGELOG_MODE`
+/// prints it (with the details an `EXPLAIN` statement asks for besides).
 pub fn explain_script(sql: &str, overrides: &[(String, String)]) -> Result<String, PlanError> {
     explain_script_in(sql, Path::new("."), overrides)
 }
@@ -194,26 +332,42 @@ pub fn explain_script_in(
     overrides: &[(String, String)],
 ) -> Result<String, PlanError> {
     let script = parse_script(sql)?;
-    let mut out = String::new();
+    let catalog = &script.catalog;
+    let changelog = ExplainDetails {
+        changelog_mode: true,
+        ..ExplainDetails::default()
+    };
+    let mut blocks = Vec::new();
     for (action, config) in configs_per_insert(&script, overrides)? {
-        let plan = match action {
-            Action::Run(i) | Action::Explain(i) | Action::Compile { insert: i, .. } => {
-                plan_insert(&i, &script.catalog, &config)?
+        let text = match action {
+            Action::Run(set) => explain_inserts(&set, catalog, &config, changelog)?,
+            Action::Explain { details, target } => {
+                let details = ExplainDetails {
+                    changelog_mode: true,
+                    ..details
+                };
+                explain_target(&target, catalog, &config, details)?
+            }
+            Action::Compile { insert, .. } => {
+                explain_inserts(std::slice::from_ref(&insert), catalog, &config, changelog)?
             }
             Action::Execute { path, if_exists } => {
                 let p = base_dir.join(path);
                 if if_exists && !p.exists() {
                     continue;
                 }
-                load_plan(&p)?
+                let plan = load_plan(&p)?;
+                explain(&[Explained::insert(None, &plan)], changelog, &config)
             }
         };
-        out.push_str(&explain(&plan));
+        blocks.push(text);
     }
-    Ok(out)
+    Ok(blocks.join("\n"))
 }
 
-/// Runs every INSERT of a script read from `base_dir` (for relative paths).
+/// Runs every INSERT of a script read from `base_dir` (for relative
+/// paths); `EXPLAIN` statements print nothing (see
+/// [`run_script_explaining`]).
 pub fn run_script(
     sql: &str,
     base_dir: &Path,
@@ -221,11 +375,24 @@ pub fn run_script(
     options: RunOptions,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
+    run_script_explaining(sql, base_dir, overrides, options, progress, &mut |_| {})
+}
+
+/// [`run_script`], handing the text of each `EXPLAIN` statement to
+/// `explained` when its turn comes.
+pub fn run_script_explaining(
+    sql: &str,
+    base_dir: &Path,
+    overrides: &[(String, String)],
+    options: RunOptions,
+    progress: &mut dyn FnMut(&str, u64),
+    explained: &mut dyn FnMut(&str),
+) -> Result<Vec<InsertOutcome>, RunError> {
     let script = parse_script(sql)?;
     let sources = ConnectorSources {
         base_dir: base_dir.to_path_buf(),
     };
-    run_parsed(
+    run_parsed_explaining(
         &script,
         &script.catalog,
         &sources,
@@ -233,6 +400,7 @@ pub fn run_script(
         overrides,
         options,
         progress,
+        explained,
     )
 }
 
@@ -246,67 +414,146 @@ pub fn run_parsed(
     options: RunOptions,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
+    run_parsed_explaining(
+        script,
+        catalog,
+        sources,
+        base_dir,
+        overrides,
+        options,
+        progress,
+        &mut |_| {},
+    )
+}
+
+/// [`run_parsed`], handing each `EXPLAIN` statement's text to `explained`.
+#[allow(clippy::too_many_arguments)]
+pub fn run_parsed_explaining(
+    script: &Script,
+    catalog: &dyn CatalogView,
+    sources: &dyn SourceProvider,
+    base_dir: &Path,
+    overrides: &[(String, String)],
+    options: RunOptions,
+    progress: &mut dyn FnMut(&str, u64),
+    explained: &mut dyn FnMut(&str),
+) -> Result<Vec<InsertOutcome>, RunError> {
     let mut outcomes = Vec::new();
     for (action, config) in configs_per_insert(script, overrides)? {
-        let plan = match action {
-            Action::Explain(_) => continue,
+        let plans = match action {
+            Action::Explain { details, target } => {
+                explained(&explain_target(&target, catalog, &config, details)?);
+                continue;
+            }
             Action::Compile {
                 path,
                 if_not_exists,
                 insert,
             } => {
-                let plan = plan_insert(&insert, catalog, &config)?;
+                let plan = plan_located(&insert, catalog, &config)?;
                 write_plan(&plan, &base_dir.join(path), if_not_exists)?;
                 continue;
             }
-            Action::Run(insert) => plan_insert(&insert, catalog, &config)?,
+            Action::Run(set) => set
+                .iter()
+                .map(|i| plan_located(i, catalog, &config))
+                .collect::<Result<Vec<_>, _>>()?,
             Action::Execute { path, if_exists } => {
                 let p = base_dir.join(path);
                 if if_exists && !p.exists() {
                     continue;
                 }
-                load_plan(&p)?
+                vec![load_plan(&p)?]
             }
         };
-        let backend = backend_for(&config).map_err(|e| RunError::Execution(e.to_string()))?;
-        let mut job = build_job(
-            &plan,
-            &config,
-            sources,
-            &backend,
-            options.keep_changelog,
-            options.materialize,
-        )?;
-        let sink = plan.sink.table.name.clone();
+        outcomes.extend(run_job(
+            script, plans, config, sources, base_dir, options, progress,
+        )?);
+    }
+    Ok(outcomes)
+}
+
+/// The state backend `config` asks for (`state.backend.type`,
+/// `lab.state.dir`); one that cannot open (RocksDB, its directory) is a
+/// failure of execution, not bad input.
+pub fn backend_for(config: &Config) -> Result<StateBackend, RunError> {
+    let kind = match config.state_backend() {
+        StateBackendKind::HashMap => BackendKind::Heap,
+        StateBackendKind::RocksDb => BackendKind::RocksDb,
+    };
+    StateBackend::new(kind, config.state_dir().as_deref())
+        .map_err(|e| RunError::Execution(e.to_string()))
+}
+
+/// Runs the plans as one job (one sink each), with the settings they were
+/// planned with; the session's `config` chooses only where state lives.
+fn run_job(
+    script: &Script,
+    plans: Vec<PhysicalPlan>,
+    config: Config,
+    sources: &dyn SourceProvider,
+    base_dir: &Path,
+    options: RunOptions,
+    progress: &mut dyn FnMut(&str, u64),
+) -> Result<Vec<InsertOutcome>, RunError> {
+    let backend = backend_for(&config)?;
+    let state_dir = config.state_dir();
+    let runtime = Runtime {
+        sources,
+        backend: &backend,
+        state_dir: state_dir.as_deref(),
+    };
+    let (mut job, stages) = build_job(
+        &plans,
+        &runtime,
+        options.keep_changelog,
+        options.materialize,
+    )
+    .map_err(|e| at_table_definition(script, e))?;
+    for (k, plan) in plans.iter().enumerate() {
         if let Some(path) = crate::physical::job::sink_file(&plan.sink.table) {
             // Insert-only (the planner refuses updates into a file sink).
+            let sink = &plan.sink.table.name;
             let file = datasets::resolve_path(base_dir, &path.to_string_lossy());
             let writer =
                 datasets::ResultCsvWriter::headless(&file, &plan.sink.table.schema.names())
                     .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
-            job.set_sink_writer(Box::new(writer));
+            job.set_sink_writer(k, Box::new(writer));
         }
-        let report = job.run(&mut |n| progress(&sink, n)).map_err(|e| {
-            if e.is_bad_input() {
-                RunError::BadInput(e)
-            } else {
-                RunError::Execution(e.to_string())
-            }
-        })?;
-        job.finish_sink()
-            .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
-        let changelog = if options.keep_changelog {
-            job.sink().changelog().to_vec()
-        } else {
-            Vec::new()
-        };
-        outcomes.push(InsertOutcome {
-            sink,
-            plan,
-            config,
-            report,
-            changelog,
-        });
     }
-    Ok(outcomes)
+    let label = plans
+        .iter()
+        .map(|p| p.sink.table.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let report = job.run(&mut |n| progress(&label, n)).map_err(|e| {
+        if e.is_bad_input() {
+            RunError::BadInput(e)
+        } else {
+            RunError::Execution(e.to_string())
+        }
+    })?;
+    for (k, plan) in plans.iter().enumerate() {
+        job.finish_sink(k)
+            .map_err(|e| RunError::Execution(format!("sink '{}': {e}", plan.sink.table.name)))?;
+    }
+    let report = Arc::new(report);
+    Ok(plans
+        .into_iter()
+        .zip(stages)
+        .enumerate()
+        .map(|(k, (plan, stages))| InsertOutcome {
+            sink: plan.sink.table.name.clone(),
+            changelog: if options.keep_changelog {
+                job.sink(k).changelog().to_vec()
+            } else {
+                Vec::new()
+            },
+            plan,
+            config: config.clone(),
+            report: report.clone(),
+            sink_index: k,
+            stages,
+        })
+        .collect())
 }

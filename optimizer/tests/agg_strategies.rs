@@ -77,9 +77,9 @@ fn mini_batch_reads_and_writes_each_key_once_per_bundle() {
             (6, 6),
             "two bundles x three keys on {backend}"
         );
-        assert_eq!(mb.report.result, one.report.result);
+        assert_eq!(mb.sink_report().result, one.sink_report().result);
         // One emission per key per bundle: 3 +I, then 3 -U/+U pairs.
-        assert_eq!(mb.report.sink_counts.total(), 9);
+        assert_eq!(mb.sink_report().counts.total(), 9);
     }
 }
 
@@ -104,7 +104,7 @@ fn local_global_ships_one_partial_per_subtask_and_key_per_bundle() {
     let global = stage(&two, "GlobalGroupAggregate");
     assert_eq!(global.records_shuffled, 6);
     assert_eq!(two.report.records_shuffled(), 6);
-    assert_eq!(two.report.result, one.report.result);
+    assert_eq!(two.sink_report().result, one.sink_report().result);
     assert!(
         stage(&two, "LocalGroupAggregate").states.is_empty(),
         "the local half keeps no state"
@@ -143,9 +143,9 @@ CREATE TABLE out (k STRING, a BIGINT, b BIGINT, c BIGINT) WITH ('connector' = 'b
     for backend in ["hashmap", "rocksdb"] {
         let f = run(&input, &filter, &[("state.backend.type", backend)]);
         let c = run(&input, &case_when, &[("state.backend.type", backend)]);
-        assert_eq!(f.report.result, c.report.result);
+        assert_eq!(f.sink_report().result, c.sink_report().result);
         assert_eq!(
-            f.report.result.as_ref().unwrap()[0],
+            f.sink_report().result.as_ref().unwrap()[0],
             vec![
                 Value::str("d1"),
                 Value::Int(1),
@@ -205,7 +205,7 @@ fn local_global_and_split_distinct_even_out_a_hot_key() {
         two.report.hotspot_factor()
     );
     assert!(two.report.records_shuffled() < one.report.records_shuffled() / 10);
-    assert_eq!(two.report.result, one.report.result);
+    assert_eq!(two.sink_report().result, one.sink_report().result);
 
     let distinct = "
 CREATE TABLE t (k STRING, v INT, flag STRING) WITH ('connector' = 'filesystem', 'path' = 't.csv', 'format' = 'csv');
@@ -227,5 +227,5 @@ INSERT INTO out SELECT k, COUNT(DISTINCT v) FROM t GROUP BY k;";
         "split distinct: {}",
         split.report.hotspot_factor()
     );
-    assert_eq!(split.report.result, plain.report.result);
+    assert_eq!(split.sink_report().result, plain.sink_report().result);
 }

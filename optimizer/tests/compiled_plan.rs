@@ -233,3 +233,98 @@ fn execute_plan_if_exists_skips_a_missing_plan() {
         "{err}"
     );
 }
+
+/// Runs `sql` with no overrides, recording the input rows read after each
+/// source batch.
+fn run_counting(dir: &Path, sql: &str, sources: &MemSources) -> (Vec<InsertOutcome>, Vec<u64>) {
+    let script = parse_script(sql).unwrap();
+    let mut progress = Vec::new();
+    let out = run_parsed(
+        &script,
+        &script.catalog,
+        sources,
+        dir,
+        &[],
+        RunOptions::keep_all(),
+        &mut |_, n| progress.push(n),
+    )
+    .unwrap();
+    (out, progress)
+}
+
+#[test]
+fn a_compiled_plan_runs_with_the_settings_it_was_planned_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let orders: Vec<Change> = (0..7)
+        .map(|i| Change::insert(vec![Value::Int(i), Value::Int(i % 3)]))
+        .collect();
+    let lines: Vec<Change> = (0..11)
+        .map(|i| Change::insert(vec![Value::Int(100 + i), Value::Int(i % 4)]))
+        .collect();
+    let sources = MemSources(HashMap::from([
+        ("orders".to_string(), orders),
+        ("lineitem".to_string(), lines),
+    ]));
+    let settings = "SET 'table.exec.mini-batch.enabled' = 'true';
+SET 'table.exec.mini-batch.allow-latency' = '1 s';
+SET 'table.exec.mini-batch.size' = '100';
+SET 'lab.source.batch-size' = '3';
+SET 'lab.clock' = 'deterministic';
+SET 'parallelism.default' = '2';
+";
+    let query = "INSERT INTO out SELECT o.oid, COUNT(*) FROM orders o JOIN lineitem l ON o.k = l.k GROUP BY o.oid";
+    // Compile, with the settings set in the script.
+    let compile = format!("{DDL}{settings}COMPILE PLAN 'p.json' FOR {query};");
+    run_counting(dir.path(), &compile, &sources);
+    let json = std::fs::read_to_string(dir.path().join("p.json")).unwrap();
+    // The plan carries the bundle size on each mini-batch operator, the
+    // allow-latency and the batch size for the job, and every state's TTL.
+    assert!(json.contains("\"mini_batch_size\": 100"), "{json}");
+    assert!(
+        json.contains("\"miniBatchAllowLatency\": \"1000 ms\""),
+        "{json}"
+    );
+    assert!(json.contains("\"sourceBatchSize\": 3"), "{json}");
+    assert!(json.contains("\"clock\": \"deterministic\""), "{json}");
+    assert!(json.contains("\"ttl\": \"3600000 ms\""), "{json}");
+
+    // Execute it, edited in nothing, in a session that sets none of them.
+    let (executed, progress) = run_counting(
+        dir.path(),
+        &format!("{DDL}EXECUTE PLAN 'p.json';"),
+        &sources,
+    );
+    // The job read batches of 3 rows (the session's default is 1024).
+    assert_eq!(progress.last(), Some(&18));
+    assert!(
+        progress.windows(2).all(|w| w[1] - w[0] <= 3) && progress[0] <= 3,
+        "{progress:?}"
+    );
+    // As the script planned and run directly.
+    let (direct, _) = run_counting(dir.path(), &format!("{DDL}{settings}{query};"), &sources);
+    assert_eq!(
+        executed[0].sink_report().result,
+        direct[0].sink_report().result
+    );
+    assert_eq!(executed[0].plan.settings, direct[0].plan.settings);
+    // Compiling what was executed gives the same file.
+    assert_eq!(compiled_plan::compile(&executed[0].plan), json);
+}
+
+#[test]
+fn a_compiled_delta_join_carries_its_read_ahead() {
+    let sql = "
+CREATE TABLE l (id INT, k INT, x INT, PRIMARY KEY (id) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = 'l.csv', 'format' = 'csv', 'index.key' = 'k');
+CREATE TABLE r (k INT, rid INT, y INT, PRIMARY KEY (k, rid) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = 'r.csv', 'format' = 'csv', 'index.key' = 'k');
+CREATE TABLE o (id INT, k INT, rid INT, PRIMARY KEY (id, k, rid) NOT ENFORCED)
+  WITH ('connector' = 'blackhole');
+SET 'lab.delta-join.source-read-ahead' = '3';
+INSERT INTO o SELECT l.id, r.k, r.rid FROM l JOIN r ON l.k = r.k;";
+    let json = compiled_plan::compile(&compile_script(sql, &[]).unwrap());
+    assert!(json.contains("stream-exec-delta-join_1"), "{json}");
+    assert!(json.contains("\"source_read_ahead\": 3"), "{json}");
+    let again = compiled_plan::compile(&compiled_plan::load(&json, "p.json").unwrap());
+    assert_eq!(again, json);
+}

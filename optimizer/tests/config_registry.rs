@@ -30,6 +30,8 @@ fn every_default() {
     assert_eq!(c.split_bucket_num(), 1024);
     assert!(!c.multi_join_enabled());
     assert_eq!(c.delta_join_strategy(), DeltaJoinStrategy::Auto);
+    assert!(c.reuse_sub_plan_enabled());
+    assert!(c.reuse_source_enabled());
     assert!(c.delta_join_cache_enabled());
     assert_eq!(c.delta_join_left_cache_size(), 10000);
     assert_eq!(c.delta_join_right_cache_size(), 10000);
@@ -56,6 +58,8 @@ fn entries_list_every_key_in_canonical_text() {
         ("table.optimizer.distinct-agg.split.bucket-num", "1024"),
         ("table.optimizer.multi-join.enabled", "false"),
         ("table.optimizer.delta-join.strategy", "AUTO"),
+        ("table.optimizer.reuse-sub-plan-enabled", "true"),
+        ("table.optimizer.reuse-source-enabled", "true"),
         ("table.exec.delta-join.cache-enabled", "true"),
         ("table.exec.delta-join.left.cache-size", "10000"),
         ("table.exec.delta-join.right.cache-size", "10000"),
@@ -67,6 +71,7 @@ fn entries_list_every_key_in_canonical_text() {
         ("lab.state.dir", ""),
         ("lab.clock", "processing"),
         ("lab.delta-join.source-read-ahead", "1"),
+        ("lab.optimizer.disabled-rules", ""),
     ];
     let expected: Vec<(String, String)> = expected
         .iter()
@@ -78,7 +83,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 19);
+    assert_eq!(keys.len(), 22);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(
@@ -167,7 +172,7 @@ fn integers_and_longs() {
         m.contains("'parallelism.default'") && m.contains("'0'"),
         "{m}"
     );
-    assert!(m.contains(">= 1"), "{m}");
+    assert!(m.contains("from 1 to 32768"), "{m}");
     let m = set_err("table.optimizer.distinct-agg.split.bucket-num", "-3");
     assert!(m.contains(">= 1"), "{m}");
     let m = set_err("table.exec.delta-join.left.cache-size", "0");
@@ -349,6 +354,32 @@ fn unknown_key_suggests_nearest() {
         full.starts_with("configuration error: unknown configuration key 'foo'"),
         "{full}"
     );
+}
+
+#[test]
+fn sizes_have_a_maximum_named_in_the_error() {
+    // 2147483647 rows a batch asked for a 64 GiB buffer.
+    let m = set_err("lab.source.batch-size", "2147483647");
+    assert_eq!(
+        m,
+        "invalid value '2147483647' for configuration key 'lab.source.batch-size': expected a \
+         32-bit integer from 1 to 1048576 (a batch's buffer is allocated before it is filled)"
+    );
+    let mut c = Config::default();
+    c.set("lab.source.batch-size", "1048576").unwrap();
+    let m = set_err("parallelism.default", "32769");
+    assert!(m.contains("from 1 to 32768"), "{m}");
+    c.set("parallelism.default", "32768").unwrap();
+    assert_eq!(c.parallelism(), 32768);
+}
+
+#[test]
+fn a_long_unknown_key_is_refused_without_a_costly_search() {
+    // The edit distance costs the product of the lengths; a key far
+    // longer than any known one is no typo of one.
+    let key = format!("table.exec.{}", "x".repeat(100_000));
+    let m = set_err(&key, "1");
+    assert!(m.contains("; known keys: "), "{}", &m[m.len() - 200..]);
 }
 
 #[test]

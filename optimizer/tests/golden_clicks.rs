@@ -47,23 +47,23 @@ fn run(overrides: &[(String, String)]) -> Vec<optimizer::session::InsertOutcome>
 fn retract_sink_gets_229_rows_and_upsert_sink_120() {
     let out = run(&[]);
     assert_eq!(out.len(), 3);
-    let retract = &out[0].report;
-    assert_eq!(retract.input_rows, 120);
-    assert_eq!(retract.sink_counts.total(), 229);
-    assert_eq!(retract.sink_counts.get(RowKind::Insert), 11);
-    assert_eq!(retract.sink_counts.get(RowKind::UpdateBefore), 109);
-    assert_eq!(retract.sink_counts.get(RowKind::UpdateAfter), 109);
-    let upsert = &out[1].report;
-    assert_eq!(upsert.sink_counts.total(), 120);
-    assert_eq!(upsert.sink_counts.get(RowKind::UpdateBefore), 0);
+    assert_eq!(out[0].report.input_rows, 120);
+    let retract = out[0].sink_report();
+    assert_eq!(retract.counts.total(), 229);
+    assert_eq!(retract.counts.get(RowKind::Insert), 11);
+    assert_eq!(retract.counts.get(RowKind::UpdateBefore), 109);
+    assert_eq!(retract.counts.get(RowKind::UpdateAfter), 109);
+    let upsert = out[1].sink_report();
+    assert_eq!(upsert.counts.total(), 120);
+    assert_eq!(upsert.counts.get(RowKind::UpdateBefore), 0);
     assert_eq!(
         retract.result, upsert.result,
         "both sinks materialise the same table"
     );
     assert_eq!(retract.result.as_ref().unwrap().len(), 11);
-    let hist = &out[2].report;
+    let hist = out[2].sink_report();
     assert!(
-        hist.sink_counts.get(RowKind::Delete) > 0,
+        hist.counts.get(RowKind::Delete) > 0,
         "an emptied count group emits -D"
     );
 }
@@ -87,13 +87,16 @@ fn a_sink_that_only_counts_gets_the_same_changes() {
         let counted = run_script(&sql, examples(), &set, counts_only, &mut |_, _| {}).unwrap();
         for (a, b) in kept.iter().zip(&counted) {
             let at = format!("{} on {backend} x{p}", a.sink);
-            assert!(b.changelog.is_empty() && b.report.result.is_none(), "{at}");
-            assert_eq!(a.report.sink_counts, b.report.sink_counts, "{at}");
+            assert!(
+                b.changelog.is_empty() && b.sink_report().result.is_none(),
+                "{at}"
+            );
+            assert_eq!(a.sink_report().counts, b.sink_report().counts, "{at}");
             assert_eq!(a.report.state_reads(), b.report.state_reads(), "{at}");
             assert_eq!(a.report.state_writes(), b.report.state_writes(), "{at}");
         }
-        assert_eq!(counted[0].report.sink_counts.total(), 229);
-        assert_eq!(counted[1].report.sink_counts.total(), 120);
+        assert_eq!(counted[0].sink_report().counts.total(), 229);
+        assert_eq!(counted[1].sink_report().counts.total(), 120);
     }
 }
 
@@ -116,7 +119,8 @@ fn same_result_on_rocksdb_and_in_parallel() {
         ]);
         for (a, b) in base.iter().zip(&out) {
             assert_eq!(
-                a.report.result, b.report.result,
+                a.sink_report().result,
+                b.sink_report().result,
                 "{} on {backend} x{p}",
                 a.sink
             );
@@ -125,7 +129,8 @@ fn same_result_on_rocksdb_and_in_parallel() {
                 // subtasks, so the intermediate changelog may differ; the
                 // result may not.
                 assert_eq!(
-                    a.report.sink_counts, b.report.sink_counts,
+                    a.sink_report().counts,
+                    b.sink_report().counts,
                     "{} on {backend} x{p}",
                     a.sink
                 );

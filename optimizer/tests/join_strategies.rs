@@ -4,7 +4,7 @@
 //! delta join keeps no join state; and bad hints and impossible strategies
 //! are refused or explained.
 
-use optimizer::physical::plan::NodeKind;
+use optimizer::physical::node::JoinRole;
 use optimizer::session::{explain_script, run_script, InsertOutcome, RunOptions};
 use std::path::Path;
 
@@ -29,10 +29,7 @@ fn run_example(file: &str, overrides: &[(&str, &str)]) -> Vec<InsertOutcome> {
 fn join_state(o: &InsertOutcome) -> (i64, i64) {
     let (mut inputs, mut intermediate) = (0, 0);
     for (node, stage) in o.plan.root.stage_nodes().iter().zip(&o.report.stages) {
-        if matches!(
-            node.kind,
-            NodeKind::Join { .. } | NodeKind::MultiJoin { .. }
-        ) {
+        if node.spec().join_role() == Some(JoinRole::KeepsInputs) {
             for (i, s) in stage.states.iter().enumerate() {
                 if node.inputs[i].is_join_result() {
                     intermediate += s.metrics.logical_bytes;
@@ -52,7 +49,10 @@ fn multi_join_keeps_only_the_inputs_of_the_ten_way_join() {
         "tenant_multijoin_10way.sql",
         &[("table.optimizer.multi-join.enabled", "true")],
     );
-    assert_eq!(binary[0].report.result, multi[0].report.result);
+    assert_eq!(
+        binary[0].sink_report().result,
+        multi[0].sink_report().result
+    );
     let (b_in, b_mid) = join_state(&binary[0]);
     let (m_in, m_mid) = join_state(&multi[0]);
     assert!(
@@ -84,7 +84,10 @@ fn multi_join_walks_many_rows_when_keys_are_not_selective() {
         "tenant_multijoin_selective.sql",
         &[("table.optimizer.multi-join.enabled", "true")],
     );
-    assert_eq!(binary[0].report.result, multi[0].report.result);
+    assert_eq!(
+        binary[0].sink_report().result,
+        multi[0].sink_report().result
+    );
     let visited = |o: &InsertOutcome| -> f64 {
         let v: u64 = o
             .report
@@ -139,7 +142,10 @@ fn run_sql(sql: &str, overrides: &[(&str, &str)]) -> Result<Vec<InsertOutcome>, 
 fn delta_join_keeps_no_join_state_and_reports_lookups() {
     let delta = run_sql(DELTA, &[("table.optimizer.delta-join.strategy", "FORCE")]).unwrap();
     let regular = run_sql(DELTA, &[("table.optimizer.delta-join.strategy", "NONE")]).unwrap();
-    assert_eq!(delta[0].report.result, regular[0].report.result);
+    assert_eq!(
+        delta[0].sink_report().result,
+        regular[0].sink_report().result
+    );
     let stage = delta[0]
         .report
         .stages

@@ -662,7 +662,7 @@ fn upsert_table_keeps_the_last_row_per_key() {
 
 #[test]
 fn clicks_worked_example_materialises_to_the_oracle() {
-    // DESIGN.md §3: 120 clicks from 11 users counted per user. The retract
+    // The worked example: 120 clicks from 11 users counted per user. The retract
     // changelog an aggregate would emit materialises, both ways, to the
     // oracle's answer.
     let clicks: Vec<Row> = (0..120).map(|n| vec![i(n % 11), i(n)]).collect();

@@ -5,7 +5,9 @@
 use operators::expr::Expr;
 use operators::value::{DataType, Value};
 use optimizer::error::{ErrorKind, Location, PlanError};
-use optimizer::logical::{AggFunc, Hint, JoinKind, LogicalPlan, Statement};
+use optimizer::logical::{
+    AggFunc, ExplainDetails, ExplainTarget, Hint, JoinKind, LogicalPlan, Statement,
+};
 use optimizer::sql::{bind_query, explain_logical, parse_script, schema_string, Catalog, Script};
 
 const DDL: &str = "
@@ -479,8 +481,26 @@ fn set_forms_and_explain() {
             ("state.backend.type", "rocksdb"),
         ]
     );
-    assert!(matches!(s.statements[5], Statement::Explain(_)));
-    assert!(matches!(s.statements[6], Statement::Explain(_)));
+    assert!(matches!(
+        s.statements[5],
+        Statement::Explain {
+            details: ExplainDetails {
+                changelog_mode: true,
+                ..
+            },
+            target: ExplainTarget::Insert(_)
+        }
+    ));
+    assert!(matches!(
+        s.statements[6],
+        Statement::Explain {
+            details: ExplainDetails {
+                changelog_mode: false,
+                ..
+            },
+            ..
+        }
+    ));
     assert_eq!(s.inserts().count(), 2);
 }
 
@@ -639,11 +659,11 @@ fn error_unsupported_constructs() {
         ),
         (
             "DROP TABLE clicks;",
-            "DROP TABLE is not supported (the lab runs CREATE TABLE, SET, INSERT INTO and EXPLAIN)",
+            "DROP TABLE is not supported (the lab runs CREATE TABLE, SET, INSERT INTO, statement sets, EXPLAIN, COMPILE PLAN and EXECUTE PLAN)",
         ),
         (
             "CREATE VIEW v AS SELECT * FROM clicks;",
-            "CREATE VIEW is not supported (the lab runs CREATE TABLE, SET, INSERT INTO and EXPLAIN)",
+            "CREATE VIEW is not supported (the lab runs CREATE TABLE, SET, INSERT INTO, statement sets, EXPLAIN, COMPILE PLAN and EXECUTE PLAN)",
         ),
         (
             "INSERT /*+ MULTI_JOIN(c) */ INTO sink2 SELECT url, ts FROM clicks c;",
@@ -651,7 +671,7 @@ fn error_unsupported_constructs() {
         ),
         (
             "SELECT * FROM clicks;",
-            "a bare SELECT statement is not supported (write INSERT INTO <sink> SELECT ...)",
+            "a bare SELECT statement is not supported (write INSERT INTO <sink> SELECT ..., or EXPLAIN SELECT ...)",
         ),
         (
             "CREATE TABLE d (x DATE);",

@@ -1,40 +1,20 @@
 //! The metrics of a campaign: one definition, used by `results.csv`, the
-//! charts, `index.md` and `lab tune` (DESIGN.md §8).
+//! charts, `index.md` and `lab tune`. What each measures is documented in
+//! `docs/campaigns.md` ("Metrics"); keep it in step with [`METRICS`].
 //!
 //! Every metric is measured per `INSERT` (one row of `results.csv` per
 //! point, variant, repeat and sink). An empty cell means "does not apply".
-//!
-//! | name | unit | definition |
-//! |---|---|---|
-//! | `throughput_rows_per_s` | rows/s | input rows per second of wall time (`JobReport::throughput`) |
-//! | `hottest_subtask_rows_per_s` | rows/s | input rows per busy second of the hottest subtask of the busiest stage (`JobReport::hottest_throughput`); independent of the machine's core count |
-//! | `wall_ms` | ms | wall time of the job, from the first source read to the end of input |
-//! | `source_wait_ms` | ms | of the wall time, how long the job's thread waited for its sources (`JobReport::source_wait`): near 0 when the operators are the bottleneck, most of `wall_ms` when reading the input is |
-//! | `sink_ms` | ms | of the wall time, how long the job's thread spent in the sink (`JobReport::sink_time`) |
-//! | `state_entries` | entries | live state entries at the end, summed over operators and states |
-//! | `state_bytes` | bytes | live logical state bytes at the end (encoded key + value sizes, the same rule on both backends) |
-//! | `state_physical_bytes` | bytes | RocksDB's own size estimate of its column families at the end; empty on the heap backend |
-//! | `state_reads` | accesses | state reads (a map scan counts each entry it visits) |
-//! | `state_writes` | accesses | state writes plus deletes |
-//! | `state_accesses` | accesses | `state_reads + state_writes` |
-//! | `records_shuffled` | records | records sent through hash exchanges, over all stages |
-//! | `hotspot_factor` | × | the busiest task slot's records in over the mean slot's (slot `i` runs subtask `i` of every stage at full parallelism; 1 = perfectly even) |
-//! | `latency_p50_ms` | ms | median ingestion-to-emission latency of the rows the sink received |
-//! | `latency_p99_ms` | ms | 99th percentile of the same |
-//! | `changelog_rows` | rows | rows the sink received, all kinds |
-//! | `changelog_insert` | rows | `+I` rows the sink received |
-//! | `changelog_update_before` | rows | `-U` rows the sink received |
-//! | `changelog_update_after` | rows | `+U` rows the sink received |
-//! | `changelog_delete` | rows | `-D` rows the sink received |
-//! | `input_rows` | rows | rows read from the sources |
-//! | `peak_rss_kb` | KiB | the process's peak resident set size (`VmHWM` of `/proc/self/status`) read after the run; the high-water mark is reset (`/proc/self/clear_refs`) before each run where the kernel allows, so it is the process peak during that run, which includes memory the process already held; otherwise the peak since the process started. The same for every sink of one run; empty where `/proc` is unavailable |
 
+use crate::numbers::{self, Unit};
 use operators::changelog::RowKind;
-use operators::exec::JobReport;
+use operators::exec::{JobReport, SinkReport};
 
 /// What one run of a script measured for one of its sinks.
 pub struct Sample<'a> {
+    /// The job's report (shared by the sinks of a statement set).
     pub report: &'a JobReport,
+    /// What this sink received.
+    pub sink: &'a SinkReport,
     /// `VmHWM` after the run, in KiB.
     pub peak_rss_kb: Option<u64>,
 }
@@ -46,8 +26,6 @@ pub struct Metric {
     /// What axis labels and tables call it.
     pub label: &'static str,
     pub unit: &'static str,
-    /// Whole numbers (counts); others are real numbers.
-    pub integer: bool,
     extract: fn(&Sample) -> Option<f64>,
 }
 
@@ -57,9 +35,37 @@ impl Metric {
         (self.extract)(sample)
     }
 
-    /// `label (unit)`, for axes and tables.
+    /// How values are written ([`crate::numbers`]).
+    pub fn kind(&self) -> Unit {
+        match self.unit {
+            "rows/s" => Unit::Rate,
+            "ms" => Unit::Millis,
+            "bytes" => Unit::Bytes,
+            "KiB" => Unit::KiB,
+            "max/mean" => Unit::Factor,
+            _ => Unit::Count,
+        }
+    }
+
+    /// A timing, which varies from run to run (counters do not); flagged
+    /// when the run was too short to time.
+    pub fn timed(&self) -> bool {
+        matches!(self.unit, "rows/s" | "ms")
+    }
+
+    /// The heading of axes and table rows: `label (unit)`, or the label
+    /// alone when every value carries its unit (`12 ms`, `21 MB`).
     pub fn axis_label(&self) -> String {
-        format!("{} ({})", self.label, self.unit)
+        if self.kind().self_describing() {
+            self.label.to_string()
+        } else {
+            format!("{} ({})", self.label, self.unit)
+        }
+    }
+
+    /// A value of this metric, as every output writes it.
+    pub fn format(&self, v: f64) -> String {
+        numbers::format(v, self.kind())
     }
 }
 
@@ -68,61 +74,51 @@ fn ms(d: std::time::Duration) -> f64 {
 }
 
 fn kind(s: &Sample, k: RowKind) -> Option<f64> {
-    Some(s.report.sink_counts.get(k) as f64)
+    Some(s.sink.counts.get(k) as f64)
 }
 
 const fn m(
     name: &'static str,
     label: &'static str,
     unit: &'static str,
-    integer: bool,
     extract: fn(&Sample) -> Option<f64>,
 ) -> Metric {
     Metric {
         name,
         label,
         unit,
-        integer,
         extract,
     }
 }
 
 /// Every metric, in the order of the columns of `results.csv`.
 pub static METRICS: &[Metric] = &[
-    m(
-        "throughput_rows_per_s",
-        "throughput",
-        "rows/s",
-        false,
-        |s| Some(s.report.throughput()),
-    ),
+    m("throughput_rows_per_s", "throughput", "rows/s", |s| {
+        Some(s.report.throughput())
+    }),
     m(
         "hottest_subtask_rows_per_s",
         "hottest-subtask throughput",
         "rows/s",
-        false,
         |s| Some(s.report.hottest_throughput()),
     ),
-    m("wall_ms", "wall time", "ms", false, |s| {
-        Some(ms(s.report.wall))
-    }),
-    m("source_wait_ms", "source wait", "ms", false, |s| {
+    m("wall_ms", "wall time", "ms", |s| Some(ms(s.report.wall))),
+    m("source_wait_ms", "source wait", "ms", |s| {
         Some(ms(s.report.source_wait))
     }),
-    m("sink_ms", "time in sink", "ms", false, |s| {
+    m("sink_ms", "time in sink", "ms", |s| {
         Some(ms(s.report.sink_time))
     }),
-    m("state_entries", "state entries", "entries", true, |s| {
+    m("state_entries", "state entries", "entries", |s| {
         Some(s.report.state_entries() as f64)
     }),
-    m("state_bytes", "state size", "bytes", true, |s| {
+    m("state_bytes", "state size", "bytes", |s| {
         Some(s.report.state_bytes() as f64)
     }),
     m(
         "state_physical_bytes",
         "RocksDB physical state size",
         "bytes",
-        true,
         |s| {
             let mut any = false;
             let mut total = 0u64;
@@ -139,50 +135,46 @@ pub static METRICS: &[Metric] = &[
             any.then_some(total as f64)
         },
     ),
-    m("state_reads", "state reads", "accesses", true, |s| {
+    m("state_reads", "state reads", "accesses", |s| {
         Some(s.report.state_reads() as f64)
     }),
-    m("state_writes", "state writes", "accesses", true, |s| {
+    m("state_writes", "state writes", "accesses", |s| {
         Some(s.report.state_writes() as f64)
     }),
-    m("state_accesses", "state accesses", "accesses", true, |s| {
+    m("state_accesses", "state accesses", "accesses", |s| {
         Some((s.report.state_reads() + s.report.state_writes()) as f64)
     }),
-    m(
-        "records_shuffled",
-        "records shuffled",
-        "records",
-        true,
-        |s| Some(s.report.records_shuffled() as f64),
-    ),
-    m("hotspot_factor", "hotspot factor", "max/mean", false, |s| {
+    m("records_shuffled", "records shuffled", "records", |s| {
+        Some(s.report.records_shuffled() as f64)
+    }),
+    m("hotspot_factor", "hotspot factor", "max/mean", |s| {
         Some(s.report.hotspot_factor())
     }),
-    m("latency_p50_ms", "p50 latency", "ms", false, |s| {
-        Some(ms(s.report.latency.p50))
+    m("latency_p50_ms", "p50 latency", "ms", |s| {
+        Some(ms(s.sink.latency.p50))
     }),
-    m("latency_p99_ms", "p99 latency", "ms", false, |s| {
-        Some(ms(s.report.latency.p99))
+    m("latency_p99_ms", "p99 latency", "ms", |s| {
+        Some(ms(s.sink.latency.p99))
     }),
-    m("changelog_rows", "changelog rows", "rows", true, |s| {
-        Some(s.report.sink_counts.total() as f64)
+    m("changelog_rows", "changelog rows", "rows", |s| {
+        Some(s.sink.counts.total() as f64)
     }),
-    m("changelog_insert", "+I rows", "rows", true, |s| {
+    m("changelog_insert", "+I rows", "rows", |s| {
         kind(s, RowKind::Insert)
     }),
-    m("changelog_update_before", "-U rows", "rows", true, |s| {
+    m("changelog_update_before", "-U rows", "rows", |s| {
         kind(s, RowKind::UpdateBefore)
     }),
-    m("changelog_update_after", "+U rows", "rows", true, |s| {
+    m("changelog_update_after", "+U rows", "rows", |s| {
         kind(s, RowKind::UpdateAfter)
     }),
-    m("changelog_delete", "-D rows", "rows", true, |s| {
+    m("changelog_delete", "-D rows", "rows", |s| {
         kind(s, RowKind::Delete)
     }),
-    m("input_rows", "input rows", "rows", true, |s| {
+    m("input_rows", "input rows", "rows", |s| {
         Some(s.report.input_rows as f64)
     }),
-    m("peak_rss_kb", "peak RSS", "KiB", true, |s| {
+    m("peak_rss_kb", "peak RSS", "KiB", |s| {
         s.peak_rss_kb.map(|k| k as f64)
     }),
 ];
@@ -222,57 +214,6 @@ pub fn csv_value(v: Option<f64>) -> String {
     }
 }
 
-/// A value for tables: whole numbers as integers, others with three
-/// significant digits (at least), SI suffixes from a million up.
-pub fn display_value(v: f64, integer: bool) -> String {
-    if !v.is_finite() {
-        return v.to_string();
-    }
-    let a = v.abs();
-    if integer && v.fract() == 0.0 && a < 1e7 {
-        return format!("{}", v as i64);
-    }
-    if a >= 1e9 {
-        format!("{:.2} G", v / 1e9)
-    } else if a >= 1e7 {
-        format!("{:.2} M", v / 1e6)
-    } else if a >= 1e3 || v == 0.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 0.1 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
-}
-
-/// A ratio to the baseline, `0.52×`; `n/a` when the baseline is zero.
-pub fn display_ratio(v: f64, base: f64) -> String {
-    if base == 0.0 || !base.is_finite() || !v.is_finite() {
-        if v == base {
-            return "1.00×".to_string();
-        }
-        return "n/a".to_string();
-    }
-    format!("{:.2}×", v / base)
-}
-
-/// The median of `values` (mean of the two middle values for an even count).
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,19 +228,19 @@ mod tests {
     }
 
     #[test]
-    fn medians_and_formats() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
+    fn csv_values_and_headings() {
         assert_eq!(csv_value(Some(12.0)), "12");
         assert_eq!(csv_value(Some(0.25)), "0.25");
         assert_eq!(csv_value(Some(145.07731600000002)), "145.077316");
         assert_eq!(csv_value(None), "");
-        assert_eq!(display_ratio(1.0, 2.0), "0.50×");
-        assert_eq!(display_ratio(0.0, 0.0), "1.00×");
-        assert_eq!(display_ratio(1.0, 0.0), "n/a");
-        assert_eq!(display_value(444314.0, true), "444314");
-        assert_eq!(display_value(2731234.5, false), "2731234");
-        assert_eq!(display_value(1.2345, false), "1.23");
+        let wall = metric("wall_ms").unwrap();
+        assert!(wall.timed());
+        assert_eq!(wall.axis_label(), "wall time");
+        assert_eq!(wall.format(1297.381), "1.3 s");
+        let tp = metric("throughput_rows_per_s").unwrap();
+        assert_eq!(tp.axis_label(), "throughput (rows/s)");
+        assert_eq!(tp.format(15_300_000.0), "15.3M");
+        assert!(!metric("state_accesses").unwrap().timed());
+        assert_eq!(metric("state_bytes").unwrap().format(21_013_318.0), "21 MB");
     }
 }

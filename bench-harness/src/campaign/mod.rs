@@ -4,14 +4,24 @@
 //! `reports/<name>/`; `lab plot` redraws them from `results.csv`; `lab tune`
 //! compares configurations of one script without a spec.
 //!
-//! - [`spec`]: the spec format and its checks;
+//! - [`spec`]: the spec format and its checks (`docs/campaigns.md`);
 //! - [`metrics`]: the metrics, one definition for CSV, charts and tables;
 //! - [`results`]: `results.csv` and its `.partial` file;
 //! - [`runner`]: `lab campaign`;
 //! - [`report`]: charts and `index.md` from `results.csv` (`lab plot`);
+//! - [`cells`]: how spread, ratios and changes are written;
+//! - [`history`]: earlier runs kept under `history/`;
+//! - [`lock`]: one campaign at a time per report directory;
+//! - [`crash_point`]: the kill points of the crash-safety tests;
+//! - [`baseline`]: `--save-baseline` and `--baseline`;
 //! - [`tune`]: `lab tune`;
 //! - [`machine`]: git revision, machine, peak RSS.
 
+pub mod baseline;
+pub mod cells;
+pub mod crash_point;
+pub mod history;
+pub mod lock;
 pub mod machine;
 pub mod metrics;
 pub mod report;
@@ -40,7 +50,7 @@ impl CampaignError {
 
     pub fn execution(message: impl std::fmt::Display) -> CampaignError {
         CampaignError {
-            code: 3,
+            code: crate::exit_code::EXECUTION_FAILED,
             message: format!("execution failed: {message}"),
         }
     }
@@ -51,6 +61,12 @@ impl CampaignError {
             code: e.exit_code() as u8,
             message: format!("{context}: {e}"),
         }
+    }
+}
+
+impl From<crate::output::OutputError> for CampaignError {
+    fn from(e: crate::output::OutputError) -> CampaignError {
+        CampaignError::execution(e.to_string())
     }
 }
 

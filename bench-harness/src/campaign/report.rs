@@ -1,20 +1,28 @@
 //! Charts and `index.md` of a campaign report, drawn from the report's own
-//! files only (`spec.toml`, `run.toml`, `results.csv`), so `lab plot DIR`
-//! redraws exactly what `lab campaign` drew.
+//! files only (`spec.toml`, `run.toml`, `results.csv`, and the named
+//! baseline under `baselines/`), so `lab plot DIR` redraws exactly what
+//! `lab campaign` drew.
 //!
-//! Every number shown is a median over repeats. A chart draws one line per
-//! series value (by default per variant); when a sweep dimension other than
-//! x and the series takes several values, each value gets its own line
+//! Every number shown is the median of the repeats with their min–max
+//! (charts draw it as an error bar); a ratio to the first variant comes
+//! with its 95% bootstrap interval, the runs paired by repeat since they
+//! ran interleaved ([`crate::stats`]). A chart draws one line per series
+//! value (by default per variant); when a sweep dimension other than x
+//! and the series takes several values, each value gets its own line
 //! (`heap, rows=1000`), and so does each variant when the series is a
 //! dimension (`heap, rows=1000` again): runs of different configurations
 //! are never pooled into one median.
 
-use super::metrics::{display_ratio, display_value, median, metric, Metric};
+use super::baseline;
+use super::cells::{self, SHORT_MARK};
+use super::metrics::{metric, Metric};
 use super::results::{Table, RESULTS};
 use super::spec::{Chart, Series, Spec, LEADING_COLUMNS};
 use super::CampaignError;
 use crate::plot::{self, Line, LineChart, XAxis};
+use crate::stats::{self, Ratio, Spread, MIN_TIMED_MS, MIN_WORK_MS};
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -28,6 +36,12 @@ pub const INDEX: &str = "index.md";
 pub struct RunInfo {
     pub command: String,
     pub quick: bool,
+    /// When the run started (UTC, RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<String>,
+    /// The baseline the run was compared with (`--baseline NAME`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 /// What [`render`] wrote.
@@ -36,10 +50,14 @@ pub struct Rendered {
     pub charts: usize,
     /// Things the reader should know (e.g. values a log axis cannot show).
     pub warnings: Vec<String>,
+    /// The first metric of the tables per point and variant, with spread.
+    pub summary: String,
+    /// The change against the baseline per point, when compared with one.
+    pub changes: Option<String>,
 }
 
 /// One row of `results.csv`, parsed.
-struct Record {
+pub(super) struct Record {
     point: usize,
     variant: String,
     variant_index: usize,
@@ -49,31 +67,33 @@ struct Record {
     params: Vec<String>,
     /// Per metric of [`super::metrics::METRICS`]; `None` when empty.
     values: Vec<Option<f64>>,
+    /// The run was too short to time ([`stats::too_short`]).
+    too_short: bool,
 }
 
-struct Data {
+pub(super) struct Data {
     records: Vec<Record>,
+    /// The records of each (point, variant, sink), by index: every lookup
+    /// of the tables and charts is one hash probe, so drawing takes time
+    /// in proportion to the rows, not to their product with the points.
+    by_run: HashMap<(usize, String, String), Vec<usize>>,
     /// Sinks in order of first appearance.
-    sinks: Vec<String>,
+    pub(super) sinks: Vec<String>,
     /// (point id, its parameter values), by id.
-    points: Vec<(usize, Vec<String>)>,
+    pub(super) points: Vec<(usize, Vec<String>)>,
     revisions: Vec<String>,
     machines: Vec<String>,
     repeats: u32,
 }
 
+/// The distinct values, in order of first appearance.
 fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for v in values {
-        if !out.contains(&v) {
-            out.push(v);
-        }
-    }
-    out
+    let mut seen = HashSet::new();
+    values.filter(|v| seen.insert(v.clone())).collect()
 }
 
 impl Data {
-    fn new(spec: &Spec, table: &Table, path: &Path) -> Result<Data, CampaignError> {
+    pub(super) fn new(spec: &Spec, table: &Table, path: &Path) -> Result<Data, CampaignError> {
         let col = |name: &str| {
             table.col(name).ok_or_else(|| {
                 CampaignError::input(format!(
@@ -123,12 +143,26 @@ impl Data {
                 values.push(if text.is_empty() {
                     None
                 } else {
-                    Some(
-                        text.parse::<f64>()
-                            .map_err(|_| bad(&format!("{} = '{text}' is not a number", m.name)))?,
-                    )
+                    // The lab writes finite numbers; NaN or inf is an edit.
+                    match text.parse::<f64>() {
+                        Ok(v) if v.is_finite() => Some(v),
+                        Ok(_) => {
+                            return Err(bad(&format!(
+                                "{} = '{text}' is not a finite number",
+                                m.name
+                            )))
+                        }
+                        Err(_) => {
+                            return Err(bad(&format!("{} = '{text}' is not a number", m.name)))
+                        }
+                    }
                 });
             }
+            let of = |name: &str| metric(name).and_then(|m| values[metric_index(m)]);
+            let too_short = match (of("wall_ms"), of("source_wait_ms")) {
+                (Some(wall), wait) => stats::too_short(wall, wait.unwrap_or(0.0)),
+                (None, _) => false,
+            };
             records.push(Record {
                 point,
                 variant,
@@ -137,15 +171,22 @@ impl Data {
                 sink: row[lead[4]].clone(),
                 params: dims.iter().map(|&c| row[c].clone()).collect(),
                 values,
+                too_short,
             });
         }
         records.sort_by_key(|r| (r.point, r.repeat, r.variant_index));
         let sinks = distinct(records.iter().map(|r| r.sink.clone()));
         let mut points: Vec<(usize, Vec<String>)> = Vec::new();
-        for r in &records {
-            if !points.iter().any(|(p, _)| *p == r.point) {
+        let mut seen = HashSet::new();
+        let mut by_run: HashMap<(usize, String, String), Vec<usize>> = HashMap::new();
+        for (i, r) in records.iter().enumerate() {
+            if seen.insert(r.point) {
                 points.push((r.point, r.params.clone()));
             }
+            by_run
+                .entry((r.point, r.variant.clone(), r.sink.clone()))
+                .or_default()
+                .push(i);
         }
         let revisions = distinct(
             table
@@ -161,6 +202,7 @@ impl Data {
         let repeats = records.iter().map(|r| r.repeat).max().unwrap_or(0);
         Ok(Data {
             records,
+            by_run,
             sinks,
             points,
             revisions,
@@ -177,16 +219,74 @@ impl Data {
             .unwrap_or_default()
     }
 
-    /// The median of `metric` for one point, variant and sink.
-    fn median(&self, point: usize, variant: &str, sink: &str, metric: &Metric) -> Option<f64> {
+    /// The runs of one point, variant and sink: (repeat, value of `metric`).
+    fn runs(&self, point: usize, variant: &str, sink: &str, metric: &Metric) -> Vec<(u32, f64)> {
         let mi = metric_index(metric);
-        let values: Vec<f64> = self
-            .records
+        self.run_records(point, variant, sink)
+            .filter_map(|r| r.values[mi].map(|v| (r.repeat, v)))
+            .collect()
+    }
+
+    /// The records of one point, variant and sink.
+    fn run_records(
+        &self,
+        point: usize,
+        variant: &str,
+        sink: &str,
+    ) -> impl Iterator<Item = &Record> {
+        self.by_run
+            .get(&(point, variant.to_string(), sink.to_string()))
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.records[i])
+    }
+
+    pub(super) fn values(&self, point: usize, variant: &str, sink: &str, m: &Metric) -> Vec<f64> {
+        self.runs(point, variant, sink, m)
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect()
+    }
+
+    /// Median and min–max of `metric` for one point, variant and sink.
+    fn spread(&self, point: usize, variant: &str, sink: &str, metric: &Metric) -> Option<Spread> {
+        Spread::of(&self.values(point, variant, sink, metric))
+    }
+
+    /// Whether a run of this point, variant and sink was too short to time.
+    fn too_short(&self, point: usize, variant: &str, sink: &str) -> bool {
+        self.run_records(point, variant, sink).any(|r| r.too_short)
+    }
+
+    /// `variant` over `base` at one point, runs paired by repeat.
+    fn ratio(
+        &self,
+        point: usize,
+        base: &str,
+        variant: &str,
+        sink: &str,
+        m: &Metric,
+    ) -> Option<Ratio> {
+        let a = self.runs(point, base, sink, m);
+        let b = self.runs(point, variant, sink, m);
+        let by_repeat: HashMap<u32, f64> = b.iter().copied().collect();
+        let paired: Vec<(f64, f64)> = a
             .iter()
-            .filter(|r| r.point == point && r.variant == variant && r.sink == sink)
-            .filter_map(|r| r.values[mi])
+            .filter_map(|(ra, va)| by_repeat.get(ra).map(|vb| (*va, *vb)))
             .collect();
-        median(&values)
+        if paired.len() == a.len() && paired.len() == b.len() {
+            let (xa, xb): (Vec<f64>, Vec<f64>) = paired.into_iter().unzip();
+            stats::ratio_paired(&xa, &xb)
+        } else {
+            let xa: Vec<f64> = a.iter().map(|(_, v)| *v).collect();
+            let xb: Vec<f64> = b.iter().map(|(_, v)| *v).collect();
+            stats::ratio_independent(&xa, &xb)
+        }
+    }
+
+    /// Runs, of every point, variant and sink, that were too short to time.
+    fn short_runs(&self) -> usize {
+        self.records.iter().filter(|r| r.too_short).count()
     }
 }
 
@@ -198,7 +298,13 @@ fn metric_index(m: &Metric) -> usize {
 }
 
 /// The line chart of one `[[chart]]`.
-fn chart_data(spec: &Spec, data: &Data, chart: &Chart, warnings: &mut Vec<String>) -> LineChart {
+fn chart_data(
+    spec: &Spec,
+    info: Option<&RunInfo>,
+    data: &Data,
+    chart: &Chart,
+    warnings: &mut Vec<String>,
+) -> LineChart {
     let sink = data.sink_of(chart);
     let xi = spec
         .dims
@@ -221,16 +327,26 @@ fn chart_data(spec: &Spec, data: &Data, chart: &Chart, warnings: &mut Vec<String
     let xs = distinct(rows.iter().map(|r| r.params[xi].clone()));
     let numeric: Option<Vec<f64>> = xs.iter().map(|x| x.parse::<f64>().ok()).collect();
     let x_axis = match numeric {
-        Some(_) => XAxis::Numeric,
+        Some(_) => XAxis::Numeric {
+            integer: xs.iter().all(|x| x.parse::<i64>().is_ok()),
+        },
         None => XAxis::Categorical(xs.clone()),
     };
+    let category: HashMap<&str, usize> = xs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (x.as_str(), i))
+        .collect();
     let x_of = |x: &str| match &x_axis {
-        XAxis::Numeric => x.parse::<f64>().unwrap_or(f64::NAN),
-        XAxis::Categorical(labels) => labels.iter().position(|l| l == x).unwrap_or(0) as f64,
+        XAxis::Numeric { .. } => x.parse::<f64>().unwrap_or(f64::NAN),
+        XAxis::Categorical(_) => category.get(x).copied().unwrap_or(0) as f64,
     };
-    // (line name, x text) -> values, in order of first appearance.
+    // (line, x text) -> values and whether a run was too short to time,
+    // in order of first appearance.
     let mut names: Vec<String> = Vec::new();
-    let mut cells: Vec<(usize, String, Vec<f64>)> = Vec::new();
+    let mut line_of: HashMap<String, usize> = HashMap::new();
+    let mut cells: Vec<(usize, String, Vec<f64>, bool)> = Vec::new();
+    let mut cell_of: HashMap<(usize, String), usize> = HashMap::new();
     for r in &rows {
         let mut name = match si {
             None => r.variant.clone(),
@@ -242,23 +358,18 @@ fn chart_data(spec: &Spec, data: &Data, chart: &Chart, warnings: &mut Vec<String
         for &d in &others {
             let _ = write!(name, ", {}={}", spec.dims[d].name, r.params[d]);
         }
-        let li = match names.iter().position(|n| *n == name) {
-            Some(i) => i,
-            None => {
-                names.push(name);
-                names.len() - 1
-            }
-        };
+        let li = *line_of.entry(name.clone()).or_insert_with(|| {
+            names.push(name);
+            names.len() - 1
+        });
         let x = &r.params[xi];
-        let cell = match cells.iter().position(|(l, cx, _)| *l == li && cx == x) {
-            Some(i) => i,
-            None => {
-                cells.push((li, x.clone(), Vec::new()));
-                cells.len() - 1
-            }
-        };
+        let cell = *cell_of.entry((li, x.clone())).or_insert_with(|| {
+            cells.push((li, x.clone(), Vec::new(), false));
+            cells.len() - 1
+        });
         if let Some(v) = r.values[mi] {
             cells[cell].2.push(v);
+            cells[cell].3 |= r.too_short && chart.y.timed();
         }
     }
     let mut lines: Vec<Line> = names
@@ -268,59 +379,101 @@ fn chart_data(spec: &Spec, data: &Data, chart: &Chart, warnings: &mut Vec<String
             points: Vec::new(),
         })
         .collect();
-    for (li, x, values) in &cells {
-        if let Some(m) = median(values) {
-            lines[*li].points.push((x_of(x), m));
+    let mut spread_shown = false;
+    let mut any_short = false;
+    for (li, x, values, short) in &cells {
+        if let Some(s) = Spread::of(values) {
+            spread_shown |= !s.exact();
+            any_short |= *short;
+            lines[*li].points.push(plot::Point {
+                x: x_of(x),
+                y: s.median,
+                low: s.min,
+                high: s.max,
+                too_short: *short,
+            });
         }
     }
     for l in &mut lines {
-        l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        l.points.sort_by(|a, b| a.x.total_cmp(&b.x));
     }
     let mut log_x = chart.log_x;
-    if log_x && !matches!(x_axis, XAxis::Numeric) {
+    if log_x && !matches!(x_axis, XAxis::Numeric { .. }) {
         warnings.push(format!(
             "chart '{}': x = '{}' has values that are not numbers; drawn on a linear axis",
             chart.title, chart.x
         ));
         log_x = false;
     }
-    let hidden = |f: &dyn Fn(&(f64, f64)) -> bool| lines.iter().flat_map(|l| &l.points).any(f);
-    if log_x && hidden(&|p| p.0 <= 0.0) {
+    let hidden = |f: &dyn Fn(&plot::Point) -> bool| lines.iter().flat_map(|l| &l.points).any(f);
+    let all = |f: &dyn Fn(&plot::Point) -> bool| lines.iter().flat_map(|l| &l.points).all(f);
+    if log_x && hidden(&|p| p.x <= 0.0) {
         warnings.push(format!(
             "chart '{}': x values <= 0 cannot be shown on a log axis and are left out",
             chart.title
         ));
     }
-    if chart.log_y && hidden(&|p| p.1 <= 0.0) {
+    if chart.log_y && hidden(&|p| p.y <= 0.0) && !all(&|p| p.y <= 0.0) {
         warnings.push(format!(
             "chart '{}': {} values <= 0 cannot be shown on a log axis and are left out",
             chart.title, chart.y.name
         ));
     }
-    if lines.iter().all(|l| l.points.is_empty()) {
-        warnings.push(format!(
-            "chart '{}': no values of {} for sink '{sink}'",
-            chart.title, chart.y.name
-        ));
+    let mut notes = Vec::new();
+    let repeats = cells.iter().map(|c| c.2.len()).max().unwrap_or(0);
+    if repeats > 1 {
+        notes.push(format!("median of {repeats} runs per point"));
+        notes.push(if spread_shown {
+            "bars: min–max of the runs".to_string()
+        } else {
+            "every run gave the same value".to_string()
+        });
+    } else if !cells.is_empty() {
+        notes.push("one run per point: no spread".to_string());
     }
-    let x_label = match spec.dims.get(xi) {
-        Some(d) => d.name.clone(),
-        None => chart.x.clone(),
-    };
-    LineChart {
-        title: chart.title.clone(),
-        x_label,
-        y_label: chart.y.axis_label(),
+    if any_short {
+        notes.push("hollow: runs too short to time".to_string());
+    }
+    let mut chart_data = LineChart {
+        title: format!(
+            "{}: {}{}",
+            spec.name,
+            chart.title,
+            if info.is_some_and(|i| i.quick) {
+                " (quick)"
+            } else {
+                ""
+            }
+        ),
+        x_label: chart.x_label.clone().unwrap_or_else(|| {
+            spec.dims
+                .get(xi)
+                .map_or(chart.x.clone(), |d| d.name.clone())
+        }),
+        y_label: chart
+            .y_label
+            .clone()
+            .unwrap_or_else(|| chart.y.axis_label()),
         x: x_axis,
+        y_unit: chart.y.kind(),
         log_x,
         log_y: chart.log_y,
         lines,
+        notes,
+    };
+    if let Some(reason) = plot::no_data_reason(&chart_data) {
+        warnings.push(format!(
+            "chart '{}': no data ({reason}) for sink '{sink}'",
+            chart.title
+        ));
+        chart_data.notes.clear();
     }
+    chart_data
 }
 
 /// The metrics the point tables show: those charted (with their sink), or
 /// a default set when the spec draws no chart.
-fn table_metrics(spec: &Spec, data: &Data) -> Vec<(String, &'static Metric)> {
+pub(super) fn table_metrics(spec: &Spec, data: &Data) -> Vec<(String, &'static Metric)> {
     let mut out: Vec<(String, &'static Metric)> = Vec::new();
     if spec.charts.is_empty() {
         for sink in &data.sinks {
@@ -351,7 +504,41 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-fn index_md(spec: &Spec, info: Option<&RunInfo>, data: &Data) -> String {
+pub(super) fn point_label(spec: &Spec, params: &[String]) -> String {
+    spec.dims
+        .iter()
+        .zip(params)
+        .map(|(d, v)| format!("{}={v}", d.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A table cell: median [min–max], then the ratio to the first variant
+/// with its interval; marked when a run was too short to time.
+fn cell(data: &Data, spec: &Spec, id: usize, vi: usize, sink: &str, m: &Metric) -> String {
+    let v = &spec.variants[vi].name;
+    let Some(s) = data.spread(id, v, sink, m) else {
+        return "–".to_string();
+    };
+    let mut text = cells::spread(&s, m);
+    if vi > 0 {
+        let base = &spec.variants[0].name;
+        if let Some(r) = data.ratio(id, base, v, sink, m) {
+            let _ = write!(text, "; {}", cells::ratio(&r));
+        }
+    }
+    if m.timed() && data.too_short(id, v, sink) {
+        let _ = write!(text, " {SHORT_MARK}");
+    }
+    text
+}
+
+fn index_md(
+    spec: &Spec,
+    info: Option<&RunInfo>,
+    data: &Data,
+    changes: Option<&baseline::Changes>,
+) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# Campaign `{}`\n", spec.name);
     if !spec.description.is_empty() {
@@ -359,6 +546,9 @@ fn index_md(spec: &Spec, info: Option<&RunInfo>, data: &Data) -> String {
     }
     let command = info.map_or("unknown", |i| i.command.as_str());
     let _ = writeln!(s, "- command: `{command}`");
+    if let Some(started) = info.and_then(|i| i.started.as_deref()) {
+        let _ = writeln!(s, "- started: {started}");
+    }
     let mode = match info {
         Some(i) if i.quick => "quick (`--quick`)",
         Some(_) => "full",
@@ -366,7 +556,7 @@ fn index_md(spec: &Spec, info: Option<&RunInfo>, data: &Data) -> String {
     };
     let _ = writeln!(
         s,
-        "- mode: {mode}; {} point(s), {} variant(s), {} repeat(s); every number is a median over repeats",
+        "- mode: {mode}; {} point(s), {} variant(s), {} repeat(s) of each",
         data.points.len(),
         spec.variants.len(),
         data.repeats
@@ -377,8 +567,20 @@ fn index_md(spec: &Spec, info: Option<&RunInfo>, data: &Data) -> String {
     let _ = writeln!(
         s,
         "- files: [results.csv](results.csv) (one row per point, variant, repeat and sink), \
-         [spec.toml](spec.toml); redraw with `lab plot <this directory>`"
+         [spec.toml](spec.toml); redraw with `lab plot <this directory>`; earlier runs are \
+         kept under `history/`"
     );
+    let short = data.short_runs();
+    if short > 0 {
+        let _ = writeln!(
+            s,
+            "\n**{SHORT_MARK} {short} of {} runs were too short to time** (under \
+             {MIN_TIMED_MS:.0} ms of wall time, or under {MIN_WORK_MS:.0} ms besides waiting for \
+             their sources). Their timings (throughput, wall time, latency) are marked \
+             {SHORT_MARK} below and drawn hollow; counters are exact all the same.",
+            data.records.len()
+        );
+    }
     let _ = writeln!(s, "\n## Variants\n");
     let _ = writeln!(s, "The first is the baseline of every ratio.\n");
     for v in &spec.variants {
@@ -406,6 +608,10 @@ fn index_md(spec: &Spec, info: Option<&RunInfo>, data: &Data) -> String {
     }
     if !spec.charts.is_empty() {
         let _ = writeln!(s, "\n## Charts\n");
+        let _ = writeln!(
+            s,
+            "Each point is the median of its runs; a bar spans their min–max.\n"
+        );
         for c in &spec.charts {
             let _ = writeln!(s, "### {}\n", c.title);
             let _ = writeln!(s, "![{}]({}.png)\n", md_escape(&c.title), c.slug);
@@ -421,22 +627,23 @@ fn index_md(spec: &Spec, info: Option<&RunInfo>, data: &Data) -> String {
             );
         }
     }
+    if let Some(ch) = changes {
+        let _ = writeln!(s, "## Change against baseline `{}`\n", ch.name);
+        s.push_str(&ch.markdown());
+        let _ = writeln!(s);
+    }
     let metrics = table_metrics(spec, data);
     let many_sinks = data.sinks.len() > 1;
     let _ = writeln!(s, "## Points\n");
     let _ = writeln!(
         s,
-        "Medians per variant; in parentheses, the ratio to `{}`.\n",
+        "Each cell: the median over the repeats [min–max]; after it, for variants other than \
+         `{}`, the ratio of medians to it [95% bootstrap interval, runs paired by repeat: they \
+         ran interleaved]. A single value: every run gave it.\n",
         spec.variants.first().map_or("", |v| v.name.as_str())
     );
     for (id, params) in &data.points {
-        let label = spec
-            .dims
-            .iter()
-            .zip(params)
-            .map(|(d, v)| format!("{}={v}", d.name))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let label = point_label(spec, params);
         if label.is_empty() {
             let _ = writeln!(s, "### Point {id}\n");
         } else {
@@ -458,33 +665,80 @@ fn index_md(spec: &Spec, info: Option<&RunInfo>, data: &Data) -> String {
                 m.axis_label()
             };
             let _ = write!(s, "| {} |", md_escape(&name));
-            let base = spec
-                .variants
-                .first()
-                .and_then(|v| data.median(*id, &v.name, sink, m));
-            for (i, v) in spec.variants.iter().enumerate() {
-                let cell = match data.median(*id, &v.name, sink, m) {
-                    None => "–".to_string(),
-                    Some(x) if i == 0 => display_value(x, m.integer),
-                    Some(x) => match base {
-                        Some(b) => {
-                            format!("{} ({})", display_value(x, m.integer), display_ratio(x, b))
-                        }
-                        None => display_value(x, m.integer),
-                    },
-                };
-                let _ = write!(s, " {cell} |");
+            for vi in 0..spec.variants.len() {
+                let _ = write!(s, " {} |", cell(data, spec, *id, vi, sink, m));
             }
             let _ = writeln!(s);
         }
         let _ = writeln!(s);
     }
+    if short > 0 {
+        let _ = writeln!(s, "{}", cells::short_note());
+    }
     s
 }
 
-/// Draws every chart (PNG and SVG) and writes `index.md` in `dir` from its
-/// `spec.toml`, `run.toml` and `results.csv`.
-pub fn render(dir: &Path) -> Result<Rendered, CampaignError> {
+/// The first table metric per point and variant, with spread and ratios:
+/// what `lab campaign` prints when it is done.
+fn summary(spec: &Spec, data: &Data) -> String {
+    let metrics = table_metrics(spec, data);
+    let Some((sink, m)) = metrics.first() else {
+        return String::new();
+    };
+    let base = spec.variants.first().map_or("", |v| v.name.as_str());
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}, sink {sink}: median [min–max] of {} run(s); ratio to {base} [95% interval]",
+        m.axis_label(),
+        data.repeats
+    );
+    let width = spec
+        .variants
+        .iter()
+        .map(|v| v.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut short = false;
+    for (id, params) in &data.points {
+        let _ = writeln!(s, "point {id}: {}", point_label(spec, params));
+        let mut rows: Vec<[String; 3]> = Vec::new();
+        for v in &spec.variants {
+            let Some(sp) = data.spread(*id, &v.name, sink, m) else {
+                continue;
+            };
+            let mut value = cells::spread(&sp, m);
+            if m.timed() && data.too_short(*id, &v.name, sink) {
+                value.push_str(&format!(" {SHORT_MARK}"));
+                short = true;
+            }
+            let ratio = if v.name == base {
+                (String::new(), String::new())
+            } else {
+                data.ratio(*id, base, &v.name, sink, m)
+                    .map(|r| (cells::ratio(&r), cells::verdict(&r, m).to_string()))
+                    .unwrap_or_default()
+            };
+            rows.push([value, ratio.0, ratio.1]);
+        }
+        let w1 = rows.iter().map(|r| r[0].chars().count()).max().unwrap_or(0);
+        let w2 = rows.iter().map(|r| r[1].chars().count()).max().unwrap_or(0);
+        for (v, r) in spec.variants.iter().zip(&rows) {
+            let line = format!(
+                "  {:<width$}  {:<w1$}  {:<w2$}  {}",
+                v.name, r[0], r[1], r[2]
+            );
+            let _ = writeln!(s, "{}", line.trim_end());
+        }
+    }
+    if short {
+        let _ = writeln!(s, "{}", cells::short_note());
+    }
+    s
+}
+
+/// A report directory's spec, run information and results.
+pub(super) fn load(dir: &Path) -> Result<(Spec, Option<RunInfo>, Table, Data), CampaignError> {
     let spec_path = dir.join(SPEC_COPY);
     if !spec_path.exists() {
         return Err(CampaignError::input(format!(
@@ -524,7 +778,38 @@ pub fn render(dir: &Path) -> Result<Rendered, CampaignError> {
     };
     let table = Table::read(&results_path)?;
     let data = Data::new(&spec, &table, &results_path)?;
+    Ok((spec, info, table, data))
+}
+
+/// Draws every chart (PNG and SVG) and writes `index.md` in `dir` from its
+/// `spec.toml`, `run.toml` and `results.csv` (and the baseline `run.toml`
+/// names).
+pub fn render(dir: &Path) -> Result<Rendered, CampaignError> {
+    let (spec, info, table, data) = load(dir)?;
+    let results_path = dir.join(RESULTS);
     let mut warnings = Vec::new();
+    let changes = match info.as_ref().and_then(|i| i.baseline.as_deref()) {
+        Some(name) => match baseline::load(dir, name) {
+            Ok((base_spec, base_data)) => {
+                let metrics = table_metrics(&spec, &data);
+                match baseline::compare(&spec, &data, &base_spec, &base_data, &metrics) {
+                    Ok(rows) => Some(baseline::Changes {
+                        name: name.to_string(),
+                        rows,
+                    }),
+                    Err(e) => {
+                        warnings.push(format!("baseline '{name}': {e}"));
+                        None
+                    }
+                }
+            }
+            Err(e) => {
+                warnings.push(e.message);
+                None
+            }
+        },
+        None => None,
+    };
     for c in &spec.charts {
         if let Some(sink) = &c.sink {
             if !data.sinks.contains(sink) {
@@ -535,18 +820,25 @@ pub fn render(dir: &Path) -> Result<Rendered, CampaignError> {
                 ));
             }
         }
-        let chart = chart_data(&spec, &data, c, &mut warnings);
+        let chart = chart_data(&spec, info.as_ref(), &data, c, &mut warnings);
         let png = dir.join(format!("{}.png", c.slug));
         let svg = dir.join(format!("{}.svg", c.slug));
         plot::draw(&chart, &png, &svg)
             .map_err(|e| CampaignError::execution(format!("chart '{}': {e}", c.title)))?;
+        super::crash_point::reached("chart");
     }
+    // Written last: a report with its index.md has every chart.
     let index = dir.join(INDEX);
-    std::fs::write(&index, index_md(&spec, info.as_ref(), &data))
-        .map_err(|e| CampaignError::execution(format!("cannot write {}: {e}", index.display())))?;
+    crate::files::write_atomic(
+        &index,
+        index_md(&spec, info.as_ref(), &data, changes.as_ref()).as_bytes(),
+    )
+    .map_err(CampaignError::execution)?;
     Ok(Rendered {
         rows: table.rows.len(),
         charts: spec.charts.len(),
         warnings,
+        summary: summary(&spec, &data),
+        changes: changes.map(|c| c.text()),
     })
 }

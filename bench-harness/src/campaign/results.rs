@@ -3,6 +3,9 @@
 //! A running campaign appends to `results.csv.partial`, flushing after
 //! every row, and renames it to `results.csv` only when every run is done,
 //! so an interrupted campaign never leaves a file that looks complete.
+//! Whenever the partial file is rewritten (on `--resume`, or sorted before
+//! the rename) the new one is written beside it and renamed over it: a
+//! kill at any moment leaves the partial file or the complete one.
 
 use super::CampaignError;
 use std::fs::File;
@@ -87,22 +90,23 @@ pub struct RowWriter {
 }
 
 impl RowWriter {
-    /// Creates (truncates) `path` and writes the header and `rows`.
-    pub fn create(
+    /// Replaces `path` with a file of `header` and `rows` (written under a
+    /// temporary name and renamed over it, so a kill leaves the old file or
+    /// the new one, never a truncated one) and opens it to append.
+    pub fn replace(
         path: &Path,
         header: &[String],
         rows: &[Vec<String>],
     ) -> Result<RowWriter, CampaignError> {
-        let file = File::create(path).map_err(|e| write_error(path, e))?;
-        let mut w = RowWriter {
+        write_table(path, header, rows)?;
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| write_error(path, e))?;
+        Ok(RowWriter {
             writer: csv::Writer::from_writer(file),
             path: path.to_path_buf(),
-        };
-        w.write(header)?;
-        for r in rows {
-            w.write(r)?;
-        }
-        Ok(w)
+        })
     }
 
     /// Writes one row and flushes it to the file.
@@ -114,6 +118,28 @@ impl RowWriter {
                 CampaignError::execution(format!("cannot write {}: {e}", self.path.display()))
             })
     }
+}
+
+/// Writes `header` and `rows` to `path` through a temporary file.
+pub fn write_table(
+    path: &Path,
+    header: &[String],
+    rows: &[Vec<String>],
+) -> Result<(), CampaignError> {
+    crate::files::write_atomic_with(path, |tmp| {
+        let file = File::create(tmp).map_err(|e| write_error(path, e).message)?;
+        let mut w = csv::Writer::from_writer(file);
+        for r in std::iter::once(header).chain(rows.iter().map(|r| r.as_slice())) {
+            w.write_record(r)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        let file = w
+            .into_inner()
+            .map_err(|e| format!("cannot write {}: {}", path.display(), e.error()))?;
+        file.sync_all()
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    })
+    .map_err(CampaignError::execution)
 }
 
 fn write_error(path: &Path, e: std::io::Error) -> CampaignError {

@@ -1,48 +1,21 @@
 //! Campaign specs (`campaigns/<name>.toml`): what to run, how often, and
-//! what to draw.
+//! what to draw. The format, every field and its defaults are documented
+//! in `docs/campaigns.md` ("The spec"); keep it in step with [`RawSpec`].
 //!
-//! ```toml
-//! name = "demo"                       # the report goes to reports/<name>/
-//! script = "../examples/demo_agg.sql" # relative to this file
-//! description = "What the campaign shows."
-//! repeats = 3                         # runs per point and variant (default 3)
-//!
-//! [variants.heap]                     # name -> configuration keys (as `lab run --set`)
-//! "state.backend.type" = "hashmap"
-//! [variants.rocksdb]
-//! state.backend.type = "rocksdb"      # dotted keys need no quotes
-//!
-//! [sweep]                             # dimension -> values; points = cartesian product
-//! skew = [0.5, 1.0, 1.5]              # a script parameter: replaces ${skew} in the script
-//! "table.exec.mini-batch.size" = [100, 1000]  # a configuration key
-//!
-//! [quick]                             # what --quick changes
-//! repeats = 1                         # default 1
-//! sweep = { skew = [0.5, 1.5] }
-//!
-//! [[chart]]
-//! title = "Throughput vs skew"
-//! x = "skew"                          # a sweep dimension
-//! y = "throughput_rows_per_s"         # a metric (see metrics.rs)
-//! series = "variant"                  # or a sweep dimension (default "variant")
-//! log_x = false
-//! log_y = true
-//! sink = "out"                        # which INSERT (default: the first)
-//! ```
-//!
-//! The sweep may also be written one dimension at a time, in order:
-//! `[[sweep]]` with `param = "skew"` and `values = [0.5, 1.0]`. Dimensions
-//! vary in the order written, the first slowest. A dimension whose name is
-//! a configuration key (it has a dot) sets that key; any other name is a
-//! script parameter and must appear in the script as `${name}`, and every
-//! `${name}` in the script must be a dimension. Variants are run in the
-//! order written; the first is the baseline of every ratio.
+//! In short: `name`, `script`, `description`, `repeats`,
+//! `[variants.<name>]` of configuration keys, a `[sweep]` (or `[[sweep]]`
+//! entries) of dimensions, `[quick]`, and `[[chart]]`s. A dimension whose
+//! name is a configuration key (it has a dot) sets that key; any other name
+//! is a script parameter and must appear in the script as `${name}`, and
+//! every `${name}` in the script must be a dimension. Variants are run in
+//! the order written; the first is the baseline of every ratio.
 //!
 //! Everything is checked before anything runs; an error names the spec
 //! file, the line and column, and what was expected.
 
 use super::metrics::{metric, metric_names, Metric};
 use super::CampaignError;
+use crate::template::{self, is_identifier, line_col};
 use optimizer::config::Config;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -57,6 +30,21 @@ pub const LEADING_COLUMNS: &[&str] = &["campaign", "point", "variant", "repeat",
 pub const TRAILING_COLUMNS: &[&str] = &["git_revision", "machine_cores", "machine_model"];
 
 const DEFAULT_REPEATS: u32 = 3;
+
+/// Limits on what a spec may ask for, checked with the spec's line before
+/// anything runs: a mutated number must not become a capacity, and a text
+/// must fit where it goes (a file name, a chart).
+pub const MAX_REPEATS: u32 = 1000;
+/// Points of one sweep (the product of its dimensions' value counts).
+pub const MAX_POINTS: u64 = 10_000;
+/// Runs of one campaign: points × variants × repeats.
+pub const MAX_RUNS: u64 = 100_000;
+/// Characters of a campaign, variant or dimension name, a chart's title
+/// or an axis label (a title is drawn on one line of a ~1000-pixel chart
+/// and names its files).
+pub const MAX_TEXT: usize = 100;
+/// Characters of a chart's file name, without its extension.
+const MAX_SLUG: usize = 80;
 
 // ---------------------------------------------------------------------------
 // The TOML shape.
@@ -324,6 +312,8 @@ struct RawChart {
     #[serde(default)]
     log_y: bool,
     sink: Option<Spanned<String>>,
+    x_label: Option<Spanned<String>>,
+    y_label: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -348,6 +338,8 @@ struct RawSpec {
 pub struct Variant {
     pub name: String,
     pub settings: Vec<(String, String)>,
+    /// Its table in the spec, for messages.
+    span: Option<Range<usize>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -365,6 +357,8 @@ pub struct Dim {
     pub kind: DimKind,
     pub values: Vec<String>,
     span: Option<Range<usize>>,
+    /// Where each of `values` is written.
+    value_spans: Vec<Option<Range<usize>>>,
 }
 
 /// What a chart draws one line per.
@@ -387,6 +381,10 @@ pub struct Chart {
     pub log_y: bool,
     pub sink: Option<String>,
     sink_span: Option<Range<usize>>,
+    /// The x axis's label (default: the dimension's name).
+    pub x_label: Option<String>,
+    /// The y axis's label (default: the metric's label and unit).
+    pub y_label: Option<String>,
 }
 
 /// One point of the sweep: a value per dimension.
@@ -419,28 +417,11 @@ pub struct Spec {
     quick_repeats: u32,
     /// Per dimension, the values `--quick` uses instead (if given).
     quick_values: Vec<Option<Vec<String>>>,
+    /// Where each of `quick_values` is written.
+    quick_spans: Vec<Vec<Option<Range<usize>>>>,
     pub charts: Vec<Chart>,
 }
 
-/// Line and column (1-based) of byte offset `at` in `text`.
-pub fn line_col(text: &str, at: usize) -> (usize, usize) {
-    let at = at.min(text.len());
-    let before = &text[..at];
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rfind('\n')
-        .map_or(before.chars().count(), |i| before[i + 1..].chars().count())
-        + 1;
-    (line, col)
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// `Throughput vs skew` -> `throughput-vs-skew`.
 fn slug(title: &str) -> String {
     let mut s = String::new();
     for c in title.chars() {
@@ -450,6 +431,8 @@ fn slug(title: &str) -> String {
             s.push('-');
         }
     }
+    // A file name has room for 255 bytes: keep it well within.
+    s.truncate(MAX_SLUG);
     while s.ends_with('-') {
         s.pop();
     }
@@ -457,6 +440,24 @@ fn slug(title: &str) -> String {
         s.push_str("chart");
     }
     s
+}
+
+/// `what` = `text` must not be longer than [`MAX_TEXT`] characters.
+fn short_text(
+    ctx: &Ctx,
+    span: Option<Range<usize>>,
+    what: &str,
+    text: &str,
+) -> Result<(), CampaignError> {
+    let n = text.chars().count();
+    if n <= MAX_TEXT {
+        return Ok(());
+    }
+    let start: String = text.chars().take(40).collect();
+    Err(ctx.err(
+        span,
+        format!("{what} '{start}...' has {n} characters; expected at most {MAX_TEXT}"),
+    ))
 }
 
 /// Checks one configuration key and value as `lab run --set` does; the
@@ -547,6 +548,8 @@ impl Spec {
             ));
         }
 
+        short_text(&ctx, Some(raw.name.span()), "the campaign name", &name)?;
+
         // script
         if raw.script.get_ref().trim().is_empty() {
             return Err(ctx.err(
@@ -585,6 +588,7 @@ impl Spec {
                 if vname.trim().is_empty() {
                     return Err(ctx.err(body_span.clone(), "a variant name is empty"));
                 }
+                short_text(&ctx, body_span.clone(), "the variant name", &vname)?;
                 let mut leaves = Vec::new();
                 flatten("", settings_table, None, &mut leaves);
                 let mut settings = Vec::new();
@@ -613,6 +617,7 @@ impl Spec {
                 variants.push(Variant {
                     name: vname,
                     settings,
+                    span: body_span,
                 });
             }
         }
@@ -620,6 +625,7 @@ impl Spec {
             variants.push(Variant {
                 name: "default".to_string(),
                 settings: Vec::new(),
+                span: None,
             });
         }
 
@@ -647,8 +653,9 @@ impl Spec {
                     format!("sweep dimension '{dname}' is given twice"),
                 ));
             }
+            short_text(&ctx, span.clone(), "the sweep dimension", &dname)?;
             let kind = dim_kind(&ctx, &dname, span.clone())?;
-            let values = dim_values(&ctx, &dname, kind, values)?;
+            let (values, value_spans) = dim_values(&ctx, &dname, kind, values)?.into_iter().unzip();
             if kind == DimKind::Config {
                 if let Some(v) = variants
                     .iter()
@@ -669,12 +676,19 @@ impl Spec {
                 kind,
                 values,
                 span,
+                value_spans,
             });
         }
 
         // quick
         let mut quick_repeats = 1;
+        let quick_repeats_span = raw
+            .quick
+            .as_ref()
+            .and_then(|q| q.repeats.as_ref())
+            .map(|r| r.span());
         let mut quick_values: Vec<Option<Vec<String>>> = vec![None; dims.len()];
+        let mut quick_spans: Vec<Vec<Option<Range<usize>>>> = vec![Vec::new(); dims.len()];
         if let Some(q) = raw.quick {
             if let Some(r) = &q.repeats {
                 quick_repeats = positive(&ctx, r, "quick.repeats")?;
@@ -701,7 +715,11 @@ impl Spec {
                             ),
                         ));
                     };
-                    quick_values[i] = Some(dim_values(&ctx, &leaf.key, dims[i].kind, leaf.value)?);
+                    let (values, spans) = dim_values(&ctx, &leaf.key, dims[i].kind, leaf.value)?
+                        .into_iter()
+                        .unzip();
+                    quick_values[i] = Some(values);
+                    quick_spans[i] = spans;
                 }
             }
         }
@@ -713,6 +731,7 @@ impl Spec {
             if title.is_empty() {
                 return Err(ctx.err(Some(c.title.span()), "a chart's title is empty"));
             }
+            short_text(&ctx, Some(c.title.span()), "the chart title", &title)?;
             let x = c.x.get_ref().clone();
             if !dims.iter().any(|d| d.name == x) {
                 return Err(ctx.err(
@@ -765,6 +784,24 @@ impl Spec {
                 slug = format!("{base}-{n}");
                 n += 1;
             }
+            let label = |l: &Option<Spanned<String>>, which: &str| match l {
+                Some(l) if l.get_ref().trim().is_empty() => Err(ctx.err(
+                    Some(l.span()),
+                    format!("chart '{title}': {which} is empty; leave it out for the default"),
+                )),
+                Some(l) => {
+                    short_text(
+                        &ctx,
+                        Some(l.span()),
+                        &format!("chart '{title}': {which}"),
+                        l.get_ref().trim(),
+                    )?;
+                    Ok(Some(l.get_ref().trim().to_string()))
+                }
+                None => Ok(None),
+            };
+            let x_label = label(&c.x_label, "x_label")?;
+            let y_label = label(&c.y_label, "y_label")?;
             charts.push(Chart {
                 title,
                 slug,
@@ -775,7 +812,52 @@ impl Spec {
                 log_y: c.log_y,
                 sink: c.sink.as_ref().map(|s| s.get_ref().clone()),
                 sink_span: c.sink.as_ref().map(|s| s.span()),
+                x_label,
+                y_label,
             });
+        }
+
+        // How many runs: a sweep that multiplies out to millions of points
+        // would be materialised before the first run.
+        for quick in [false, true] {
+            let mut points: u64 = 1;
+            for (d, q) in dims.iter().zip(&quick_values) {
+                let n = match q {
+                    Some(q) if quick => q.len(),
+                    _ => d.values.len(),
+                };
+                points = points.saturating_mul(n as u64);
+                if points > MAX_POINTS {
+                    return Err(ctx.err(
+                        d.span.clone(),
+                        format!(
+                            "the sweep{} has more than {MAX_POINTS} points with dimension '{}' \
+                             (the points are the product of the dimensions' value counts); \
+                             sweep fewer values",
+                            if quick { " of --quick" } else { "" },
+                            d.name
+                        ),
+                    ));
+                }
+            }
+            let repeats = if quick { quick_repeats } else { repeats };
+            let runs = points * variants.len() as u64 * u64::from(repeats);
+            if runs > MAX_RUNS {
+                let span = match (quick, &raw.repeats, &quick_repeats_span) {
+                    (false, Some(r), _) => Some(r.span()),
+                    (true, _, Some(r)) => Some(r.clone()),
+                    _ => Some(raw.name.span()),
+                };
+                return Err(ctx.err(
+                    span,
+                    format!(
+                        "{points} point(s) × {} variant(s) × {repeats} repeat(s) = {runs} runs{}, \
+                         more than a campaign runs (at most {MAX_RUNS})",
+                        variants.len(),
+                        if quick { " with --quick" } else { "" }
+                    ),
+                ));
+            }
         }
 
         Ok(Spec {
@@ -789,6 +871,7 @@ impl Spec {
             dims,
             quick_repeats,
             quick_values,
+            quick_spans,
             charts,
             text,
         })
@@ -967,14 +1050,50 @@ impl Spec {
     pub fn variant_index(&self, name: &str) -> Option<usize> {
         self.variants.iter().position(|v| v.name == name)
     }
+
+    /// Every value dimension `d` takes, full or `--quick`, once each.
+    pub fn all_values(&self, d: usize) -> Vec<String> {
+        let mut out = self.dims[d].values.clone();
+        for v in self.quick_values[d].iter().flatten() {
+            if !out.contains(v) {
+                out.push(v.clone());
+            }
+        }
+        out
+    }
+
+    /// An error at the place `value` of dimension `d` is written (in the
+    /// sweep, or in `[quick]`).
+    pub fn value_error(&self, d: usize, value: &str, msg: impl fmt::Display) -> CampaignError {
+        let dim = &self.dims[d];
+        let full = dim.values.iter().zip(&dim.value_spans);
+        let quick = self.quick_values[d]
+            .iter()
+            .flatten()
+            .zip(&self.quick_spans[d]);
+        let span = full
+            .chain(quick)
+            .find(|(v, _)| *v == value)
+            .and_then(|(_, span)| span.clone())
+            .or_else(|| dim.span.clone());
+        self.ctx().err(span, msg)
+    }
+
+    /// An error at `variant`'s table.
+    pub fn variant_error(&self, variant: &Variant, msg: impl fmt::Display) -> CampaignError {
+        self.ctx().err(variant.span.clone(), msg)
+    }
 }
 
 fn positive(ctx: &Ctx, r: &Spanned<i64>, what: &str) -> Result<u32, CampaignError> {
     match u32::try_from(*r.get_ref()) {
-        Ok(n) if n >= 1 => Ok(n),
+        Ok(n) if (1..=MAX_REPEATS).contains(&n) => Ok(n),
         _ => Err(ctx.err(
             Some(r.span()),
-            format!("invalid {what} = {}: expected an integer >= 1", r.get_ref()),
+            format!(
+                "invalid {what} = {}: expected an integer from 1 to {MAX_REPEATS}",
+                r.get_ref()
+            ),
         )),
     }
 }
@@ -1038,6 +1157,9 @@ fn dim_kind(ctx: &Ctx, name: &str, span: Option<Range<usize>>) -> Result<DimKind
     ))
 }
 
+/// A sweep value and where it is written.
+type SpannedValue = (String, Option<Range<usize>>);
+
 /// The values of a dimension: a non-empty array of distinct scalars (a
 /// single scalar is a one-value dimension); configuration values are checked.
 fn dim_values(
@@ -1045,7 +1167,7 @@ fn dim_values(
     name: &str,
     kind: DimKind,
     values: SpItem,
-) -> Result<Vec<String>, CampaignError> {
+) -> Result<Vec<SpannedValue>, CampaignError> {
     let span = values.span();
     let list: Vec<(Option<Range<usize>>, Scalar)> = match values.into_inner() {
         Item::Scalar(s) => vec![(span.clone(), s)],
@@ -1066,10 +1188,10 @@ fn dim_values(
             format!("sweep dimension '{name}' has no values: expected a non-empty array"),
         ));
     }
-    let mut out: Vec<String> = Vec::new();
+    let mut out: Vec<SpannedValue> = Vec::new();
     for (at, v) in list {
         let text = v.text();
-        if out.contains(&text) {
+        if out.iter().any(|(t, _)| *t == text) {
             return Err(ctx.err(
                 at.clone(),
                 format!("sweep dimension '{name}': value '{text}' is given twice"),
@@ -1080,7 +1202,7 @@ fn dim_values(
                 return Err(ctx.err(at.clone(), e));
             }
         }
-        out.push(text);
+        out.push((text, at));
     }
     Ok(out)
 }
@@ -1092,79 +1214,39 @@ pub struct ScriptTemplate {
 }
 
 impl ScriptTemplate {
-    /// Every `${name}` with its byte offset, outside `--` comments (those
-    /// are left as they are); an unterminated or empty `${` is an error
-    /// (offset, message).
+    /// Every `${name}` with its byte offset ([`crate::template`]).
     fn parameters(&self) -> Result<Vec<(usize, String)>, (usize, String)> {
-        let text = &self.text;
-        let bytes = text.as_bytes();
-        let mut out = Vec::new();
-        let mut in_string = false;
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'-' if !in_string && bytes.get(i + 1) == Some(&b'-') => {
-                    i = text[i..].find('\n').map_or(bytes.len(), |e| i + e);
-                    continue;
-                }
-                b'\'' => in_string = !in_string,
-                b'$' if bytes.get(i + 1) == Some(&b'{') => {
-                    let body = &text[i + 2..];
-                    let end = body
-                        .find(['}', '\n'])
-                        .filter(|&e| body[e..].starts_with('}'))
-                        .ok_or((i, "'${' without a closing '}' on the same line".to_string()))?;
-                    let name = body[..end].trim();
-                    if !is_identifier(name) {
-                        return Err((
-                            i,
-                            format!(
-                                "'${{{name}}}': expected a parameter name (letters, digits and '_')"
-                            ),
-                        ));
-                    }
-                    out.push((i, name.to_string()));
-                    i += 2 + end + 1;
-                    continue;
-                }
-                _ => {}
-            }
-            i += 1;
-        }
-        Ok(out)
+        template::parameters(&self.text).map(|ps| ps.into_iter().map(|p| (p.at, p.name)).collect())
     }
 
     /// The script with every `${name}` replaced by the point's value.
     pub fn render(&self, spec: &Spec, point: &Point) -> String {
-        let mut out = String::with_capacity(self.text.len());
-        let mut last = 0;
-        for (at, name) in self.parameters().unwrap_or_default() {
-            let end = at + self.text[at..].find('}').map_or(2, |e| e + 1);
-            out.push_str(&self.text[last..at]);
-            let value = spec
-                .dims
+        template::fill(&self.text, |name| {
+            spec.dims
                 .iter()
                 .zip(&point.values)
                 .find(|(d, _)| d.kind == DimKind::Param && d.name == name)
-                .map(|(_, v)| v.as_str());
-            out.push_str(value.unwrap_or(&self.text[at..end]));
-            last = end;
-        }
-        out.push_str(&self.text[last..]);
-        out
+                .map(|(_, v)| v.as_str())
+        })
     }
 
-    /// Parses a rendered script, opens its `datagen` tables (which checks
-    /// their options, where sweep values land) and returns the sink of
-    /// every INSERT, in order.
+    /// Parses a rendered script, opens its generated tables (`datagen` and
+    /// the workload connectors: opening checks their options, where sweep
+    /// values land) and returns the sink of every INSERT, in order. Files
+    /// are left to the run (an earlier INSERT may write one).
     pub fn inspect(&self, sql: &str) -> Result<Vec<String>, String> {
         let script = optimizer::sql::parse_script(sql).map_err(|e| e.to_string())?;
         let base_dir = self.path.parent().unwrap_or(Path::new(""));
         for t in script.catalog.tables() {
-            let datagen = t.options.iter().any(|(k, v)| {
-                k.eq_ignore_ascii_case("connector") && v.trim().eq_ignore_ascii_case("datagen")
-            });
-            if datagen {
+            let connector = t
+                .options
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("connector"))
+                .map(|(_, v)| v.trim().to_ascii_lowercase());
+            // Files are read by the run; blackhole and print are sinks.
+            let generated = connector
+                .is_some_and(|c| !matches!(c.as_str(), "filesystem" | "blackhole" | "print"));
+            if generated {
                 datasets::source::open_source(
                     &t.name,
                     &optimizer::physical::job::connector_options(t),

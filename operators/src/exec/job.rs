@@ -2,7 +2,7 @@
 
 use super::exchange::Exchange;
 use super::give_back::{self, Returned};
-use super::metrics::{JobReport, LatencyStats, StageReport, SubtaskLoad};
+use super::metrics::{JobReport, LatencyStats, SinkReport, StageReport, SubtaskLoad};
 use crate::changelog::Change;
 use crate::operator::{OpResult, Operator};
 use crate::sink::{RowWriter, SinkCollector};
@@ -102,14 +102,19 @@ fn read_ahead(
 }
 
 pub type StageId = usize;
+pub type SinkId = usize;
 
 /// Where a source or stage sends its output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
     /// A stage and which of its inputs.
     Stage(StageId, usize),
-    Sink,
+    Sink(SinkId),
 }
+
+/// Where a source or stage sends its output: one consumer, or several
+/// (each gets every record).
+type Outputs = Vec<(Target, Exchange)>;
 
 struct Stage {
     name: String,
@@ -117,19 +122,27 @@ struct Stage {
     load: Vec<SubtaskLoad>,
     /// Per subtask: ingestion time of the oldest record its open bundle holds.
     held_since: Vec<Option<Instant>>,
-    output: Option<(Target, Exchange)>,
+    outputs: Outputs,
     shuffled: u64,
 }
 
 struct SourceSlot {
     source: Box<dyn ChangeSource>,
-    output: Option<(Target, Exchange)>,
+    outputs: Outputs,
+}
+
+struct SinkSlot {
+    name: String,
+    collector: SinkCollector,
+    /// (latency, rows) per partition delivered to this sink.
+    latencies: Vec<(Duration, u64)>,
 }
 
 #[derive(Default)]
 pub struct JobBuilder {
     sources: Vec<SourceSlot>,
     stages: Vec<Stage>,
+    sinks: Vec<SinkSlot>,
 }
 
 impl JobBuilder {
@@ -140,7 +153,7 @@ impl JobBuilder {
     pub fn add_source(&mut self, source: Box<dyn ChangeSource>) -> usize {
         self.sources.push(SourceSlot {
             source,
-            output: None,
+            outputs: Vec::new(),
         });
         self.sources.len() - 1
     }
@@ -158,46 +171,80 @@ impl JobBuilder {
             subtasks,
             load: vec![SubtaskLoad::default(); n],
             held_since: vec![None; n],
-            output: None,
+            outputs: Vec::new(),
             shuffled: 0,
         });
         self.stages.len() - 1
     }
 
+    /// Adds a sink; `name` labels its report.
+    pub fn add_sink(&mut self, name: impl Into<String>, collector: SinkCollector) -> SinkId {
+        self.sinks.push(SinkSlot {
+            name: name.into(),
+            collector,
+            latencies: Vec::new(),
+        });
+        self.sinks.len() - 1
+    }
+
+    /// Sends the source's batches to `target`; a source connected several
+    /// times feeds every target (it is read once).
     pub fn connect_source(&mut self, source: usize, target: Target, exchange: Exchange) {
-        self.sources[source].output = Some((target, exchange));
+        self.sources[source].outputs.push((target, exchange));
     }
 
+    /// Sends the stage's output to `target`; a stage connected several
+    /// times feeds every target.
     pub fn connect_stage(&mut self, stage: StageId, target: Target, exchange: Exchange) {
-        self.stages[stage].output = Some((target, exchange));
+        self.stages[stage].outputs.push((target, exchange));
     }
 
-    pub fn build(self, sink: SinkCollector, options: JobOptions) -> Result<Job, String> {
+    pub fn build(self, options: JobOptions) -> Result<Job, String> {
+        let sinks = self.sinks.len();
+        let check_sink = |t: &Target| match t {
+            Target::Sink(k) if *k >= sinks => Err(format!("sink {k} was not added")),
+            _ => Ok(()),
+        };
+        let mut fed = vec![false; sinks];
         for (i, s) in self.sources.iter().enumerate() {
-            if s.output.is_none() {
+            if s.outputs.is_empty() {
                 return Err(format!("source {i} is not connected"));
+            }
+            for (t, _) in &s.outputs {
+                check_sink(t)?;
+                if let Target::Sink(k) = t {
+                    fed[*k] = true;
+                }
             }
         }
         for (i, s) in self.stages.iter().enumerate() {
-            match &s.output {
-                None => return Err(format!("stage {i} ({}) is not connected", s.name)),
-                Some((Target::Stage(t, _), _)) if *t <= i => {
-                    return Err(format!(
-                        "stage {i} feeds stage {t}, which is not downstream"
-                    ))
+            if s.outputs.is_empty() {
+                return Err(format!("stage {i} ({}) is not connected", s.name));
+            }
+            for (t, _) in &s.outputs {
+                check_sink(t)?;
+                match t {
+                    Target::Stage(t, _) if *t <= i => {
+                        return Err(format!(
+                            "stage {i} feeds stage {t}, which is not downstream"
+                        ))
+                    }
+                    Target::Sink(k) => fed[*k] = true,
+                    _ => {}
                 }
-                _ => {}
             }
             if s.subtasks.is_empty() {
                 return Err(format!("stage {i} ({}) has no subtasks", s.name));
             }
         }
+        if let Some(k) = fed.iter().position(|f| !f) {
+            return Err(format!("sink {k} ({}) is not fed", self.sinks[k].name));
+        }
         Ok(Job {
             sources: self.sources,
             stages: self.stages,
-            sink,
+            sinks: self.sinks,
             options,
-            latencies: Vec::new(),
             give_back: None,
             source_wait: Duration::ZERO,
             sink_time: Duration::ZERO,
@@ -223,32 +270,30 @@ pub struct JobOptions {
 pub struct Job {
     sources: Vec<SourceSlot>,
     stages: Vec<Stage>,
-    sink: SinkCollector,
+    sinks: Vec<SinkSlot>,
     options: JobOptions,
-    /// (latency, rows) per partition delivered to the sink.
-    latencies: Vec<(Duration, u64)>,
     /// The way back to the one read-ahead source, during a run that has
     /// exactly one ([`give_back`]).
     give_back: Option<std::sync::mpsc::Sender<Vec<Change>>>,
-    /// Time the job's thread waited for sources, and spent in the sink.
+    /// Time the job's thread waited for sources, and spent in the sinks.
     source_wait: Duration,
     sink_time: Duration,
 }
 
 impl Job {
-    pub fn sink(&self) -> &SinkCollector {
-        &self.sink
+    pub fn sink(&self, sink: SinkId) -> &SinkCollector {
+        &self.sinks[sink].collector
     }
 
     /// Writes the sink's rows to `writer` as they arrive; [`Job::finish_sink`]
     /// completes it after the run.
-    pub fn set_sink_writer(&mut self, writer: Box<dyn RowWriter>) {
-        self.sink.set_writer(writer);
+    pub fn set_sink_writer(&mut self, sink: SinkId, writer: Box<dyn RowWriter>) {
+        self.sinks[sink].collector.set_writer(writer);
     }
 
     /// Completes the sink's writer (after a successful run).
-    pub fn finish_sink(&mut self) -> OpResult<()> {
-        Ok(self.sink.finish_writer()?)
+    pub fn finish_sink(&mut self, sink: SinkId) -> OpResult<()> {
+        Ok(self.sinks[sink].collector.finish_writer()?)
     }
 
     /// Runs the job to the end of its input. `progress` is called after
@@ -259,23 +304,24 @@ impl Job {
             // rayon's worker threads; start them before the clock does.
             rayon::broadcast(|_| ());
         }
-        if self.sink.counts_only() {
-            for stage in &mut self.stages {
-                if matches!(stage.output, Some((Target::Sink, _))) {
-                    stage
-                        .subtasks
-                        .iter_mut()
-                        .for_each(|op| op.emit_kinds_only());
-                }
+        // A stage whose every consumer is a sink that only counts kinds
+        // may emit rows without their values.
+        for stage in &mut self.stages {
+            let kinds_only = stage.outputs.iter().all(|(t, _)| match t {
+                Target::Sink(k) => self.sinks[*k].collector.counts_only(),
+                Target::Stage(..) => false,
+            });
+            if kinds_only {
+                stage
+                    .subtasks
+                    .iter_mut()
+                    .for_each(|op| op.emit_kinds_only());
             }
         }
         let start = Instant::now();
         let mut sources = std::mem::take(&mut self.sources);
         let batch_size = self.options.batch_size.max(1);
-        let outputs: Vec<(Target, Exchange)> = sources
-            .iter()
-            .map(|s| s.output.clone().expect("checked in build"))
-            .collect();
+        let outputs: Vec<Outputs> = sources.iter().map(|s| s.outputs.clone()).collect();
         let readers = sources.iter().filter(|s| s.source.can_read_ahead()).count();
         let result = std::thread::scope(|scope| {
             let mut feeds: Vec<Feed> = sources
@@ -310,7 +356,7 @@ impl Job {
         &mut self,
         start: Instant,
         feeds: &mut [Feed],
-        outputs: &[(Target, Exchange)],
+        outputs: &[Outputs],
         progress: &mut dyn FnMut(u64),
     ) -> OpResult<JobReport> {
         let mut last_flush = Instant::now();
@@ -340,10 +386,9 @@ impl Job {
                 self.options.backend.clock().set(now);
                 // Latency counts from when the batch enters the plan (time
                 // a read-ahead batch waited for the job is the source's).
-                let (target, exchange) = outputs[s].clone();
                 let from_reader = matches!(feed, Feed::Thread(..));
                 let stamps = vec![Some(Instant::now())];
-                self.push(target, &exchange, vec![batch], stamps, from_reader)?;
+                self.push_all(&outputs[s], vec![batch], stamps, from_reader)?;
                 progress(input_rows);
                 if let Some(lat) = self.options.bundle_latency {
                     if last_flush.elapsed() >= lat {
@@ -380,11 +425,44 @@ impl Job {
                 load.records_out += o.len() as u64;
             }
             if outputs.iter().any(|o| !o.is_empty()) {
-                let (target, exchange) = stage.output.clone().expect("checked in build");
-                self.push(target, &exchange, outputs, stamps, false)?;
+                self.push_from(s, outputs, stamps)?;
             }
         }
         Ok(())
+    }
+
+    /// Pushes stage `s`'s output to its consumers.
+    fn push_from(
+        &mut self,
+        s: StageId,
+        partitions: Vec<Vec<Change>>,
+        stamps: Vec<Option<Instant>>,
+    ) -> OpResult<()> {
+        // Taken for the push (no stage feeds itself) rather than copied
+        // per batch.
+        let targets = std::mem::take(&mut self.stages[s].outputs);
+        let r = self.push_all(&targets, partitions, stamps, false);
+        self.stages[s].outputs = targets;
+        r
+    }
+
+    /// Pushes `partitions` to each of `outputs`: a copy to every one but
+    /// the last, which gets them as they are (and alone may hand a
+    /// reader's batch back to it).
+    fn push_all(
+        &mut self,
+        outputs: &[(Target, Exchange)],
+        partitions: Vec<Vec<Change>>,
+        stamps: Vec<Option<Instant>>,
+        from_reader: bool,
+    ) -> OpResult<()> {
+        let Some(((last_target, last_exchange), rest)) = outputs.split_last() else {
+            return Ok(());
+        };
+        for (target, exchange) in rest {
+            self.push(*target, exchange, partitions.clone(), stamps.clone(), false)?;
+        }
+        self.push(*last_target, last_exchange, partitions, stamps, from_reader)
     }
 
     /// Pushes `partitions` through the tree. `stamps[i]` is the ingestion
@@ -401,11 +479,12 @@ impl Job {
         from_reader: bool,
     ) -> OpResult<()> {
         match target {
-            Target::Sink => {
+            Target::Sink(k) => {
+                let sink = &mut self.sinks[k];
                 for (part, stamp) in partitions.iter().zip(&stamps) {
                     if !part.is_empty() {
                         let since = stamp.unwrap_or_else(Instant::now);
-                        self.latencies.push((since.elapsed(), part.len() as u64));
+                        sink.latencies.push((since.elapsed(), part.len() as u64));
                     }
                 }
                 let batch: Vec<Change> = if partitions.len() == 1 {
@@ -415,7 +494,7 @@ impl Job {
                 };
                 if !batch.is_empty() {
                     let t = Instant::now();
-                    self.sink.consume(batch)?;
+                    sink.collector.consume(batch)?;
                     self.sink_time += t.elapsed();
                 }
                 Ok(())
@@ -506,8 +585,7 @@ impl Job {
                 if outputs.iter().all(Vec::is_empty) {
                     return Ok(());
                 }
-                let (next, next_exchange) = stage.output.clone().expect("checked in build");
-                self.push(next, &next_exchange, outputs, stamps, false)
+                self.push_from(s, outputs, stamps)
             }
         }
     }
@@ -552,16 +630,24 @@ impl Job {
                 }
             })
             .collect();
+        let sinks = self
+            .sinks
+            .iter()
+            .map(|s| SinkReport {
+                name: s.name.clone(),
+                counts: s.collector.counts(),
+                latency: latency_stats(&s.latencies),
+                result: s.collector.is_materialized().then(|| s.collector.result()),
+                negative_rows: s.collector.negative_rows(),
+            })
+            .collect();
         JobReport {
             input_rows,
-            sink_counts: self.sink.counts(),
             wall,
             stages,
-            latency: latency_stats(&self.latencies),
-            result: self.sink.is_materialized().then(|| self.sink.result()),
-            negative_rows: self.sink.negative_rows(),
             source_wait: self.source_wait,
             sink_time: self.sink_time,
+            sinks,
         }
     }
 }

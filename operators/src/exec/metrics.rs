@@ -1,4 +1,4 @@
-//! What a run measured (DESIGN.md §8).
+//! What a run measured: per job, per stage and per sink.
 
 use crate::changelog::KindCounts;
 use crate::state::StateReport;
@@ -96,24 +96,38 @@ pub struct LatencyStats {
     pub max: Duration,
 }
 
+/// What one sink of a job received.
 #[derive(Clone, Debug)]
-pub struct JobReport {
-    pub input_rows: u64,
-    pub sink_counts: KindCounts,
-    pub wall: Duration,
-    pub stages: Vec<StageReport>,
+pub struct SinkReport {
+    /// The name the sink was added with (its table).
+    pub name: String,
+    /// Rows received, by kind.
+    pub counts: KindCounts,
     pub latency: LatencyStats,
     /// The sink's materialised rows, sorted; `None` when not materialised.
     pub result: Option<Vec<Row>>,
     /// Retractions the sink received for rows it never had.
     pub negative_rows: Vec<(Row, i64)>,
+}
+
+/// What a run measured. Everything but `sinks` is the job's: a job with
+/// several sinks (a statement set) reads its input once, so `input_rows`
+/// counts each source row once whatever the number of sinks it feeds, and
+/// `stages` lists every operator of the job once.
+#[derive(Clone, Debug)]
+pub struct JobReport {
+    pub input_rows: u64,
+    pub wall: Duration,
+    pub stages: Vec<StageReport>,
     /// Time the job's thread spent waiting for its sources (reading them,
     /// for a source without a reader thread): near zero when the operators
     /// are the bottleneck, most of the wall time when the input is.
     pub source_wait: Duration,
-    /// Time the job's thread spent in the sink (counting, writing,
+    /// Time the job's thread spent in its sinks (counting, writing,
     /// materialising and dropping rows).
     pub sink_time: Duration,
+    /// One per sink, in the order the sinks were added.
+    pub sinks: Vec<SinkReport>,
 }
 
 impl JobReport {

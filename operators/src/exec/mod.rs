@@ -1,8 +1,13 @@
 //! The parallel executor.
 //!
-//! A job is a tree of stages fed by sources and ending in one sink. Each
-//! stage runs `P` subtasks (operator instances with their own state).
-//! Between stages an exchange routes records:
+//! A job is a graph of stages fed by sources and ending in sinks: one sink
+//! for an `INSERT`, one per `INSERT` for a statement set. Each stage runs
+//! `P` subtasks (operator instances with their own state). A source or a
+//! stage may feed several consumers (a source read by several `INSERT`s of
+//! a statement set, a sub-plan they share): each consumer gets every record
+//! (a copy; the last consumer gets the original), in the order the
+//! consumers were connected, and the source is read once. Between stages
+//! an exchange routes records:
 //! - `Forward`: subtask `i` to subtask `i` (equal parallelism);
 //! - `Rebalance`: the upstream output, concatenated, cut into `P`
 //!   contiguous chunks (for stateless stages after a source);
@@ -12,13 +17,13 @@
 //! Execution is batch-synchronous: the sources are read one batch at a time,
 //! round-robin in source order (one batch from the first source, then one
 //! from the second, ...; a finished source drops out), and each batch is
-//! pushed through the whole tree before the next is read. A source whose
-//! rows depend on nothing the job does (files, generators:
-//! [`ChangeSource::can_read_ahead`]) is read on a thread of its own, a few
-//! batches ahead, as Flink runs a source as its own task; the job takes its
-//! batches in the same order, so the run is the same (operators that only
-//! read their input hand it back to free there: [`give_back`]). `rayon` runs a
-//! stage's subtasks in parallel, and their outputs are concatenated in
+//! pushed through the whole graph (consumer after consumer) before the
+//! next is read. A source whose rows depend on nothing the job does (files,
+//! generators: [`ChangeSource::can_read_ahead`]) is read on a thread of its
+//! own, a few batches ahead, as Flink runs a source as its own task; the
+//! job takes its batches in the same order, so the run is the same
+//! (operators that only read their input hand it back to free there:
+//! [`give_back`]). `rayon` runs a stage's subtasks in parallel, and their outputs are concatenated in
 //! subtask order. Every exchange preserves the relative order of records
 //! with the same key, so each key's changelog is processed in order, and a
 //! run is deterministic for a given input and configuration.
@@ -29,6 +34,11 @@
 //! Latency samples are dated per subtask (see [`LatencyStats`]): a bundle
 //! that closes late on one subtask is not hidden by another that closed
 //! early.
+//!
+//! A run reports per job ([`JobReport`]: input rows, each counted once,
+//! wall time, every stage, time waiting for sources and in sinks) and per
+//! sink ([`SinkReport`]: the rows it received by kind, their latency, its
+//! materialised result).
 
 pub mod exchange;
 pub mod give_back;
@@ -37,5 +47,6 @@ pub mod metrics;
 
 pub use exchange::Exchange;
 pub use give_back::give_back;
-pub use job::{ChangeSource, Job, JobBuilder, StageId, Target};
-pub use metrics::{JobReport, LatencyStats, StageReport, SubtaskLoad};
+
+pub use job::{ChangeSource, Job, JobBuilder, SinkId, StageId, Target};
+pub use metrics::{JobReport, LatencyStats, SinkReport, StageReport, SubtaskLoad};

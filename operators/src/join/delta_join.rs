@@ -26,7 +26,7 @@
 //!    insert-only source) — so the rows a primary key matches do not depend
 //!    on its version (the planner's to ensure);
 //! 3. every change is in the store before the join processes it (the source
-//!    writes the store as it reads: [`StoreWritingSource`](crate::lookup::StoreWritingSource));
+//!    writes the store as it reads: [`StoreWritingSource`](super::StoreWritingSource));
 //! 4. the sink is an upsert sink on the join's unique key, (left primary
 //!    key, right primary key). (A table without a primary key is
 //!    insert-only and its rows have no identity; the join is then only

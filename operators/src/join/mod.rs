@@ -8,6 +8,7 @@ pub mod join_state;
 pub mod mini_batch_join;
 pub mod multi_join;
 pub mod regular_join;
+pub mod store_writing_source;
 
 pub use delta_join::{DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec};
 pub use join_bundle::JoinBundle;
@@ -16,3 +17,4 @@ pub use join_state::JoinStateLayout;
 pub use mini_batch_join::MiniBatchJoinOperator;
 pub use multi_join::{MultiJoinOperator, MultiJoinSpec};
 pub use regular_join::RegularJoinOperator;
+pub use store_writing_source::StoreWritingSource;

@@ -54,7 +54,7 @@
 //! upsert does to find the version it replaces).
 //!
 //! The store is `Send + Sync` and meant to be shared in an `Arc` by the
-//! sources that write it ([`super::StoreWritingSource`]) and the joins that
+//! sources that write it ([`crate::join::StoreWritingSource`]) and the joins that
 //! read it.
 
 use crate::changelog::{Change, RowKind};

@@ -1,29 +1,25 @@
-//! Instantiates a physical plan as an executable [`Job`].
+//! Instantiates physical plans as an executable [`Job`]: one plan per
+//! INSERT, one sink each; the plans of a statement set share what
+//! [`Reuse`] says they share (a table scanned by several of them is read
+//! once, an identical sub-plan runs once).
 
 use super::explain::describe;
-use super::plan::{NodeKind, PhysicalNode, PhysicalPlan};
-use super::rules::delta_join;
-use crate::config::{ClockKind, Config, StateBackendKind};
+use super::node::build::{JobContext, Out};
+use super::node::source::Source;
+use super::plan::{PhysicalNode, PhysicalPlan};
+use super::reuse::Reuse;
+use crate::config::ClockKind;
 use crate::error::{PlanError, Result};
 use crate::logical::TableDef;
-use operators::agg::{GroupAggregateOperator, LocalAggregateOperator};
-use operators::calc::CalcOperator;
-use operators::changelog::Change;
 use operators::exec::job::JobOptions;
-use operators::exec::{ChangeSource, Exchange, Job, JobBuilder, Target};
-use operators::expand::ExpandOperator;
-use operators::join::{
-    DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec, JoinSpec, MiniBatchJoinOperator,
-    MultiJoinOperator, MultiJoinSpec, RegularJoinOperator,
-};
-use operators::lookup::{IndexLookupStore, StoreWritingSource};
-use operators::operator::{OpResult, Operator};
+use operators::exec::{ChangeSource, Exchange, Job, JobBuilder, StageId, Target};
+use operators::lookup::IndexLookupStore;
+use operators::operator::Operator;
 use operators::sink::SinkCollector;
-use operators::sink_materializer::SinkUpsertMaterializer;
-use operators::state::{BackendKind, StateBackend, StateResult};
-use std::path::PathBuf;
+use operators::state::StateBackend;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Opens the reader of a table.
 pub trait SourceProvider {
@@ -54,29 +50,6 @@ pub fn connector_options(table: &TableDef) -> std::collections::BTreeMap<String,
     options
 }
 
-/// A source with a fused Calc applied as it reads.
-struct CalcSource {
-    inner: Box<dyn ChangeSource>,
-    calc: CalcOperator,
-    buf: Vec<Change>,
-}
-
-impl ChangeSource for CalcSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
-        // Returns the rows read (not kept), so a filtered-out batch is not end of input.
-        self.buf.clear();
-        let n = self.inner.next_batch(max, &mut self.buf)?;
-        let batch = std::mem::take(&mut self.buf);
-        self.calc.process(0, batch, out)?;
-        Ok(n)
-    }
-
-    fn can_read_ahead(&self) -> bool {
-        // A Calc is a pure function of its row.
-        self.inner.can_read_ahead()
-    }
-}
-
 /// The file a `filesystem` sink table writes (its `path`, as written).
 pub fn sink_file(table: &TableDef) -> Option<PathBuf> {
     match datasets::validate_sink_options(&table.name, &table.options) {
@@ -85,329 +58,229 @@ pub fn sink_file(table: &TableDef) -> Option<PathBuf> {
     }
 }
 
-pub fn backend_for(config: &Config) -> StateResult<StateBackend> {
-    let kind = match config.state_backend() {
-        StateBackendKind::HashMap => BackendKind::Heap,
-        StateBackendKind::RocksDb => BackendKind::RocksDb,
-    };
-    StateBackend::new(kind, config.state_dir().as_deref())
+/// Where a job runs: what reads its tables and keeps its state. (What it
+/// runs with is in its plans: [`super::plan::JobSettings`].)
+pub struct Runtime<'a> {
+    pub sources: &'a dyn SourceProvider,
+    pub backend: &'a StateBackend,
+    /// Where the index-lookup store of delta joins lives (`None`: the
+    /// system temp dir).
+    pub state_dir: Option<&'a Path>,
 }
 
-/// Builds the job. `keep_changelog` keeps every sink row in memory;
-/// `materialize` makes the sink keep the result table.
+/// Builds one job for `plans`, sink `k` for `plans[k]`, with the settings
+/// they were planned with (the plans of one job share them). `keep_changelog`
+/// keeps every sink row in memory; `materialize` makes the sinks keep the
+/// result table. Also returns, per plan, the stage of each of its
+/// `root.stage_nodes()` (shared stages appear under every plan that uses
+/// them).
 pub fn build_job(
-    plan: &PhysicalPlan,
-    config: &Config,
-    sources: &dyn SourceProvider,
-    backend: &StateBackend,
+    plans: &[PhysicalPlan],
+    runtime: &Runtime,
     keep_changelog: bool,
     materialize: bool,
-) -> Result<Job> {
-    let mut b = JobBuilder::new();
-    let mut ctx = BuildContext {
-        sources,
-        backend,
-        config,
+) -> Result<(Job, Vec<Vec<StageId>>)> {
+    let Some(settings) = plans.first().map(|p| &p.settings) else {
+        return Err(PlanError::plan("a job runs at least one plan"));
+    };
+    if plans.iter().any(|p| p.settings != *settings) {
+        return Err(PlanError::plan(
+            "the plans of one job must be planned with the same settings",
+        ));
+    }
+    let reuse = Reuse::new(settings);
+    let split_reads = split_reads(plans, &reuse);
+    let mut graph = JobGraph {
+        b: JobBuilder::new(),
+        sources: runtime.sources,
+        backend: runtime.backend,
+        state_dir: runtime.state_dir.map(Path::to_path_buf),
         counter: 0,
         store: None,
+        reuse,
+        shared: HashMap::new(),
+        split_reads,
+        reads: HashMap::new(),
+        stages: Vec::new(),
     };
-    let out = add_node(&plan.root, &mut ctx, &mut b)?;
-    connect(&mut b, out, Target::Sink, Exchange::Single);
-    let print = match plan.sink.table.options.get("connector").map(String::as_str) {
-        Some("print") => Some(
-            plan.sink
-                .table
-                .options
-                .get("print-identifier")
-                .map(|p| format!("{p}> "))
-                .unwrap_or_default(),
-        ),
-        _ => None,
-    };
-    // (A filesystem sink's writer is set by whoever resolves its path.)
-    let sink = SinkCollector::new(
-        plan.sink.encoding.clone(),
-        keep_changelog,
-        materialize,
-        print,
-    );
-    let bundle_latency = (config.mini_batch_enabled() && config.clock() == ClockKind::Processing)
-        .then(|| config.mini_batch_allow_latency());
-    let options = JobOptions {
-        batch_size: config.source_batch_size(),
-        bundle_latency,
-        backend: backend.clone(),
-        deterministic_clock: config.clock() == ClockKind::Deterministic,
-    };
-    b.build(sink, options).map_err(PlanError::plan)
-}
-
-#[derive(Clone, Copy)]
-enum Out {
-    Source(usize),
-    Stage(usize),
-}
-
-fn connect(b: &mut JobBuilder, from: Out, target: Target, exchange: Exchange) {
-    match from {
-        Out::Source(s) => b.connect_source(s, target, exchange),
-        Out::Stage(s) => b.connect_stage(s, target, exchange),
+    let mut stages = Vec::new();
+    for plan in plans {
+        graph.stages.clear();
+        let out = graph.add_node(&plan.root)?;
+        let print = match plan.sink.table.options.get("connector").map(String::as_str) {
+            Some("print") => Some(
+                plan.sink
+                    .table
+                    .options
+                    .get("print-identifier")
+                    .map(|p| format!("{p}> "))
+                    .unwrap_or_default(),
+            ),
+            _ => None,
+        };
+        // (A filesystem sink's writer is set by whoever resolves its path.)
+        let sink = SinkCollector::new(
+            plan.sink.encoding.clone(),
+            keep_changelog,
+            materialize,
+            print,
+        );
+        let id = graph.b.add_sink(plan.sink.table.name.clone(), sink);
+        graph.connect(out, Target::Sink(id), Exchange::Single);
+        stages.push(std::mem::take(&mut graph.stages));
     }
+    let options = JobOptions {
+        batch_size: settings.source_batch_size,
+        bundle_latency: settings.bundle_latency(),
+        backend: runtime.backend.clone(),
+        deterministic_clock: settings.clock == ClockKind::Deterministic,
+    };
+    Ok((graph.b.build(options).map_err(PlanError::plan)?, stages))
 }
 
-/// Adds `node` as a stage of `node.parallelism` subtasks made by `make`,
-/// fed by its one input.
-fn one_input_stage(
-    node: &PhysicalNode,
-    ctx: &mut BuildContext<'_>,
-    b: &mut JobBuilder,
-    mut make: impl FnMut() -> operators::operator::OpResult<Box<dyn Operator>>,
-) -> Result<Out> {
-    let up = add_node(&node.inputs[0], ctx, b)?;
-    let subtasks = (0..node.parallelism)
-        .map(|_| make())
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| PlanError::plan(e.to_string()))?;
-    let s = b.add_stage(describe(node), subtasks);
-    connect(b, up, Target::Stage(s, 0), node.input_exchange(0));
-    Ok(Out::Stage(s))
+/// The reads scanned by differing sources (another filter or projection):
+/// read once, raw, each source's Calc a stage of its own. A read all of
+/// whose scans are alike keeps its Calc in the read.
+fn split_reads(plans: &[PhysicalPlan], reuse: &Reuse) -> HashSet<String> {
+    fn walk(n: &PhysicalNode, reuse: &Reuse, seen: &mut HashMap<String, HashSet<String>>) {
+        if n.kind.is::<Source>() {
+            if let Some(k) = reuse.scan_key(n) {
+                seen.entry(k).or_default().insert(format!("{:?}", n.kind));
+            }
+        } else if !n.spec().reads_own_inputs() {
+            n.inputs.iter().for_each(|c| walk(c, reuse, seen));
+        }
+    }
+    let mut seen = HashMap::new();
+    plans.iter().for_each(|p| walk(&p.root, reuse, &mut seen));
+    seen.into_iter()
+        .filter(|(_, kinds)| kinds.len() > 1)
+        .map(|(k, _)| k)
+        .collect()
 }
 
-/// What building a job needs besides the builder.
-struct BuildContext<'a> {
+/// The job under construction: the graph, what is shared, and the stages
+/// of the plan being added. Each node adds itself
+/// ([`super::node::NodeSpec::build`]) through the [`JobContext`] below.
+struct JobGraph<'a> {
+    b: JobBuilder,
     sources: &'a dyn SourceProvider,
     backend: &'a StateBackend,
-    config: &'a Config,
+    /// Where the index-lookup store lives (`None`: the system temp dir).
+    state_dir: Option<PathBuf>,
     /// Node ids, for state scopes.
     counter: usize,
     /// The index-lookup store, created for the first delta join.
     store: Option<Arc<IndexLookupStore>>,
+    reuse: Reuse,
+    /// Sub-plans built so far: their output and stages, by reuse key.
+    shared: HashMap<String, (Out, Vec<StageId>)>,
+    /// Reads whose sources differ (see [`split_reads`]), and the source
+    /// each was given.
+    split_reads: HashSet<String>,
+    reads: HashMap<String, usize>,
+    /// The stages of the plan being added, in `stage_nodes()` order.
+    stages: Vec<StageId>,
 }
 
-fn add_node(node: &PhysicalNode, ctx: &mut BuildContext<'_>, b: &mut JobBuilder) -> Result<Out> {
-    ctx.counter += 1;
-    let id = ctx.counter;
-    let backend = ctx.backend;
-    let err = |e: operators::operator::OpError| PlanError::plan(e.to_string());
-    match &node.kind {
-        NodeKind::Source {
-            table,
-            predicate,
-            projection,
-        } => {
-            let mut src = ctx.sources.open(table)?;
-            if predicate.is_some() || projection.is_some() {
-                src = Box::new(CalcSource {
-                    inner: src,
-                    calc: CalcOperator::new(predicate.clone(), projection.clone()),
-                    buf: Vec::new(),
-                });
+impl JobGraph<'_> {
+    fn connect(&mut self, from: Out, target: Target, exchange: Exchange) {
+        match from {
+            Out::Source(s) => self.b.connect_source(s, target, exchange),
+            Out::Stage(s) => self.b.connect_stage(s, target, exchange),
+        }
+    }
+
+    /// Adds `node`'s sub-plan (or finds the identical one already added),
+    /// appending its stages in `stage_nodes()` order.
+    fn add_node(&mut self, node: &PhysicalNode) -> Result<Out> {
+        let Some(key) = self.reuse.sub_plan_key(node) else {
+            return self.add_new_node(node);
+        };
+        if let Some((out, own)) = self.shared.get(&key) {
+            self.stages.extend(own);
+            return Ok(*out);
+        }
+        let from = self.stages.len();
+        let out = self.add_new_node(node)?;
+        self.shared.insert(key, (out, self.stages[from..].to_vec()));
+        Ok(out)
+    }
+
+    fn add_new_node(&mut self, node: &PhysicalNode) -> Result<Out> {
+        self.counter += 1;
+        let id = self.counter;
+        node.spec().build(node, id, self)
+    }
+}
+
+impl JobContext for JobGraph<'_> {
+    fn input(&mut self, node: &PhysicalNode, i: usize) -> Result<Out> {
+        self.add_node(&node.inputs[i])
+    }
+
+    fn backend(&self) -> &StateBackend {
+        self.backend
+    }
+
+    fn open(&self, table: &TableDef) -> Result<Box<dyn ChangeSource>> {
+        self.sources.open(table)
+    }
+
+    fn add_source(&mut self, source: Box<dyn ChangeSource>) -> Out {
+        Out::Source(self.b.add_source(source))
+    }
+
+    fn shared_read(&mut self, node: &PhysicalNode) -> Result<Option<Out>> {
+        let (Some(key), Some(source)) = (self.reuse.scan_key(node), node.kind.get::<Source>())
+        else {
+            return Ok(None);
+        };
+        if !self.split_reads.contains(&key) {
+            return Ok(None);
+        }
+        let read = match self.reads.get(&key) {
+            Some(&s) => s,
+            None => {
+                let s = self.b.add_source(self.sources.open(&source.table)?);
+                self.reads.insert(key, s);
+                s
             }
-            Ok(Out::Source(b.add_source(src)))
+        };
+        Ok(Some(Out::Source(read)))
+    }
+
+    fn add_read_calc(&mut self, node: &PhysicalNode, calc: Box<dyn Operator>, read: Out) -> Out {
+        let name = describe(node);
+        let name = name.rsplit(" -> ").next().unwrap_or(&name).to_string();
+        let s = self.b.add_stage(name, vec![calc]);
+        self.connect(read, Target::Stage(s, 0), Exchange::Forward);
+        Out::Stage(s)
+    }
+
+    fn add_stage(
+        &mut self,
+        node: &PhysicalNode,
+        subtasks: Vec<Box<dyn Operator>>,
+        inputs: Vec<Out>,
+    ) -> Out {
+        let s = self.b.add_stage(describe(node), subtasks);
+        self.stages.push(s);
+        for (i, up) in inputs.into_iter().enumerate() {
+            self.connect(up, Target::Stage(s, i), node.input_exchange(i));
         }
-        NodeKind::Calc {
-            predicate,
-            projection,
-        } => one_input_stage(node, ctx, b, || {
-            Ok(Box::new(CalcOperator::new(
-                predicate.clone(),
-                projection.clone(),
-            )))
-        }),
-        NodeKind::GroupAggregate {
-            group_by,
-            aggs,
-            generate_update_before,
-            input_insert_only,
-            mini_batch,
-            global,
-            ttl,
-            ..
-        } => {
-            let scope = format!("{id}-GroupAggregate");
-            backend.set_ttl(&scope, "*", Duration::from_millis(ttl.ms));
-            one_input_stage(node, ctx, b, || {
-                let o = GroupAggregateOperator::new(
-                    backend,
-                    &scope,
-                    group_by.clone(),
-                    aggs.clone(),
-                    *input_insert_only,
-                    *generate_update_before,
-                )?;
-                let o = match mini_batch {
-                    Some(size) => o.with_mini_batch(*size),
-                    None => o,
-                };
-                let o = if *global { o.with_partial_input() } else { o };
-                Ok(Box::new(o))
-            })
+        Out::Stage(s)
+    }
+
+    fn lookup_store(&mut self) -> Result<Arc<IndexLookupStore>> {
+        if let Some(s) = &self.store {
+            return Ok(s.clone());
         }
-        NodeKind::SinkMaterializer { primary_key, ttl } => {
-            let scope = format!("{id}-SinkMaterializer");
-            backend.set_ttl(&scope, "*", Duration::from_millis(ttl.ms));
-            one_input_stage(node, ctx, b, || {
-                let arity = node.schema.len();
-                let o = SinkUpsertMaterializer::new(backend, &scope, primary_key.clone(), arity)?;
-                Ok(Box::new(o))
-            })
-        }
-        NodeKind::LocalGroupAggregate {
-            group_by,
-            aggs,
-            bundle_size,
-            ..
-        } => one_input_stage(node, ctx, b, || {
-            let o = LocalAggregateOperator::new(group_by.clone(), aggs.clone(), *bundle_size)?;
-            Ok(Box::new(o))
-        }),
-        NodeKind::MultiJoin {
-            keys,
-            join_types,
-            conditions,
-            layouts,
-            ttls,
-            ..
-        } => {
-            let mut ups = Vec::new();
-            for child in &node.inputs {
-                ups.push(add_node(child, ctx, b)?);
-            }
-            let spec = MultiJoinSpec {
-                arities: node.inputs.iter().map(|c| c.schema.len()).collect(),
-                keys: keys.clone(),
-                join_types: join_types.clone(),
-                conditions: conditions.clone(),
-                layouts: layouts.clone(),
-            };
-            let scope = format!("{id}-MultiJoin");
-            for (i, t) in ttls.iter().enumerate() {
-                backend.set_ttl(&scope, &format!("input{i}"), Duration::from_millis(t.ms));
-            }
-            let subtasks = (0..node.parallelism)
-                .map(|_| {
-                    MultiJoinOperator::new(backend, &scope, spec.clone())
-                        .map(|o| Box::new(o) as Box<dyn Operator>)
-                })
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(err)?;
-            let s = b.add_stage(describe(node), subtasks);
-            for (i, up) in ups.into_iter().enumerate() {
-                connect(b, up, Target::Stage(s, i), node.input_exchange(i));
-            }
-            Ok(Out::Stage(s))
-        }
-        NodeKind::DeltaJoin {
-            left_keys,
-            right_keys,
-            residual,
-            cache_enabled,
-            left_cache_size,
-            right_cache_size,
-        } => {
-            let store = match &ctx.store {
-                Some(s) => s.clone(),
-                None => {
-                    let s = Arc::new(
-                        IndexLookupStore::open(ctx.config.state_dir().as_deref())
-                            .map_err(|e| PlanError::plan(e.to_string()))?,
-                    );
-                    ctx.store = Some(s.clone());
-                    s
-                }
-            };
-            let mut tables = Vec::new();
-            let mut ups = Vec::new();
-            for child in &node.inputs {
-                let NodeKind::Source { table, .. } = &child.kind else {
-                    return Err(PlanError::plan("a delta join input must be a table scan"));
-                };
-                let index = delta_join::index_key(child).ok_or_else(|| {
-                    PlanError::plan(format!("table '{}' has no index key", table.name))
-                })?;
-                let id = store
-                    .create_table(
-                        &table.name,
-                        table.schema.len(),
-                        index,
-                        table.primary_key.clone(),
-                    )
-                    .map_err(|e| PlanError::plan(e.to_string()))?;
-                // The source writes what it reads into the store, one batch
-                // ahead of the join, as a Fluss table is written ahead of
-                // the job that reads its changelog.
-                let src = StoreWritingSource::new(ctx.sources.open(table)?, store.clone(), id)
-                    .with_read_ahead(ctx.config.delta_join_read_ahead());
-                ups.push(Out::Source(b.add_source(Box::new(src))));
-                tables.push(id);
-            }
-            let spec = DeltaJoinSpec {
-                left_table: tables[0],
-                right_table: tables[1],
-                left_keys: left_keys.clone(),
-                right_keys: right_keys.clone(),
-                residual: residual.clone(),
-            };
-            let options = DeltaJoinOptions {
-                cache_enabled: *cache_enabled,
-                left_cache_size: *left_cache_size,
-                right_cache_size: *right_cache_size,
-                count_duplicates: true,
-            };
-            let subtasks = (0..node.parallelism)
-                .map(|_| {
-                    DeltaJoinOperator::new(store.clone(), spec.clone(), options.clone())
-                        .map(|o| Box::new(o) as Box<dyn Operator>)
-                })
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(err)?;
-            let s = b.add_stage(describe(node), subtasks);
-            connect(b, ups[0], Target::Stage(s, 0), node.input_exchange(0));
-            connect(b, ups[1], Target::Stage(s, 1), node.input_exchange(1));
-            Ok(Out::Stage(s))
-        }
-        NodeKind::Expand { projections } => one_input_stage(node, ctx, b, || {
-            Ok(Box::new(ExpandOperator::new(projections.clone())))
-        }),
-        NodeKind::Join {
-            join_type,
-            left_keys,
-            right_keys,
-            residual,
-            left_layout,
-            right_layout,
-            mini_batch,
-            ttl,
-            ..
-        } => {
-            let l = add_node(&node.inputs[0], ctx, b)?;
-            let r = add_node(&node.inputs[1], ctx, b)?;
-            let spec = JoinSpec {
-                join_type: *join_type,
-                left_keys: left_keys.clone(),
-                right_keys: right_keys.clone(),
-                left_arity: node.inputs[0].schema.len(),
-                right_arity: node.inputs[1].schema.len(),
-                residual: residual.clone(),
-                left_layout: left_layout.clone(),
-                right_layout: right_layout.clone(),
-            };
-            let scope = format!("{id}-Join");
-            backend.set_ttl(&scope, "left", Duration::from_millis(ttl[0].ms));
-            backend.set_ttl(&scope, "right", Duration::from_millis(ttl[1].ms));
-            let subtasks = (0..node.parallelism)
-                .map(|_| match mini_batch {
-                    Some(size) => MiniBatchJoinOperator::new(backend, &scope, spec.clone(), *size)
-                        .map(|o| Box::new(o) as Box<dyn Operator>),
-                    None => RegularJoinOperator::new(backend, &scope, spec.clone())
-                        .map(|o| Box::new(o) as Box<dyn Operator>),
-                })
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(err)?;
-            let s = b.add_stage(describe(node), subtasks);
-            connect(b, l, Target::Stage(s, 0), node.input_exchange(0));
-            connect(b, r, Target::Stage(s, 1), node.input_exchange(1));
-            Ok(Out::Stage(s))
-        }
+        let s = Arc::new(
+            IndexLookupStore::open(self.state_dir.as_deref())
+                .map_err(|e| PlanError::execution(e.to_string()))?,
+        );
+        self.store = Some(s.clone());
+        Ok(s)
     }
 }

@@ -1,17 +1,22 @@
 //! Physical planning: from a logical plan to operators, exchanges and a job.
 //!
-//! [`plan::PhysicalNode`] is the tree EXPLAIN prints; each node knows the
-//! changelog it emits and its unique key, which decide the join state
-//! layouts and whether an aggregate must emit update-before rows.
-//! [`planner`] chooses the nodes; [`job`] instantiates the operators
-//! (one per subtask) and wires the executor.
+//! [`node`] defines the tree (each node kind in a module of its own that
+//! owns what the kind means); [`planner`] translates a logical plan into
+//! it and runs the [`rules`] in order; [`explain`] prints it, [`job`]
+//! instantiates its operators and wires the executor, [`compiled_plan`]
+//! writes it as JSON and reads it back. `docs/architecture.md` has the
+//! whole path.
 
 pub mod compiled_plan;
+pub mod display;
 pub mod explain;
 pub mod job;
+pub mod node;
 pub mod plan;
 pub mod planner;
+pub mod reuse;
 pub mod rules;
+pub mod state_ttl;
 
 pub use plan::{PhysicalNode, PhysicalPlan, SinkPlan};
-pub use planner::plan_insert;
+pub use planner::{plan_insert, plan_query};

@@ -3,9 +3,12 @@
 //!
 //! A script is split into statements first (on `;` tokens), so that each
 //! statement keeps its line and column in the script, `SET key = value` can be
-//! read whatever the key looks like, and `EXPLAIN CHANGELOG_MODE` (which the
-//! parser does not know) can be stripped. Each statement is then parsed and
-//! bound in order against the tables created before it.
+//! read whatever the key looks like, and Flink's forms the parser does not
+//! know (`EXPLAIN CHANGELOG_MODE ...`, statement sets) are read around it.
+//! Each statement is then parsed and bound in order against the tables
+//! created before it; the `INSERT`s between the bounds of a statement set
+//! become one statement. Whatever the lab cannot run is refused with its
+//! location, never skipped.
 //!
 //! Binding resolves names into column positions (see [`crate::logical`]):
 //! every join and aggregate is built from one `SELECT`, carries that
@@ -27,8 +30,8 @@ mod script;
 pub use catalog::Catalog;
 pub use explain::{explain_logical, schema_string};
 
-use crate::error::PlanError;
-use crate::logical::{InsertStatement, LogicalPlan, Statement};
+use crate::error::{Location, PlanError};
+use crate::logical::{ExplainDetails, ExplainTarget, InsertStatement, LogicalPlan, Statement};
 use sqlparser::ast;
 use sqlparser::dialect::GenericDialect;
 
@@ -38,14 +41,28 @@ use sqlparser::dialect::GenericDialect;
 pub struct Script {
     pub statements: Vec<Statement>,
     pub catalog: Catalog,
+    /// Where each statement starts in the script (line, column; 1-based),
+    /// in the order of `statements`: errors found after binding (a `SET`
+    /// value) point there.
+    pub positions: Vec<(u64, u64)>,
 }
 
 impl Script {
-    /// The `INSERT` statements (plain or under `EXPLAIN`), in order.
+    /// The `INSERT` statements (plain, in statement sets or under
+    /// `EXPLAIN`), in order.
     pub fn inserts(&self) -> impl Iterator<Item = &InsertStatement> {
-        self.statements.iter().filter_map(|s| match s {
-            Statement::Insert(i) | Statement::Explain(i) => Some(i),
-            _ => None,
+        self.statements.iter().flat_map(|s| match s {
+            Statement::Insert(i)
+            | Statement::Explain {
+                target: ExplainTarget::Insert(i),
+                ..
+            } => std::slice::from_ref(i),
+            Statement::StatementSet(set)
+            | Statement::Explain {
+                target: ExplainTarget::StatementSet(set),
+                ..
+            } => set.as_slice(),
+            _ => &[],
         })
     }
 
@@ -58,20 +75,112 @@ impl Script {
     }
 }
 
+/// A statement set being read: where it began, whether it is explained,
+/// and its INSERTs so far.
+struct OpenSet {
+    line: u64,
+    column: u64,
+    explain: Option<ExplainDetails>,
+    inserts: Vec<InsertStatement>,
+}
+
 /// Parses and binds a whole script.
 pub fn parse_script(sql: &str) -> Result<Script, PlanError> {
     let mut catalog = Catalog::default();
     let mut statements = Vec::new();
+    let mut positions = Vec::new();
+    let mut open: Option<OpenSet> = None;
     for raw in script::split(sql)? {
         let at = |e: PlanError| e.at(raw.line, raw.column);
-        if let Some(stmt) = bind_raw(&mut catalog, &raw).map_err(at)? {
-            statements.push(stmt);
+        match raw.marker {
+            Some(script::SetMarker::Begin) => {
+                if let Some(set) = &open {
+                    return Err(at(PlanError::parse(format!(
+                        "a statement set cannot begin inside another (the one begun at line {}, column {} has no END yet)",
+                        set.line, set.column
+                    ))));
+                }
+                open = Some(OpenSet {
+                    line: raw.line,
+                    column: raw.column,
+                    explain: raw.explain,
+                    inserts: Vec::new(),
+                });
+            }
+            Some(script::SetMarker::End) => {
+                let Some(set) = open.take() else {
+                    return Err(at(PlanError::parse(
+                        "END without a statement set to end (EXECUTE STATEMENT SET BEGIN or BEGIN STATEMENT SET)",
+                    )));
+                };
+                if set.inserts.is_empty() {
+                    return Err(at(PlanError::parse(
+                        "a statement set needs at least one INSERT before END",
+                    )));
+                }
+                statements.push(match set.explain {
+                    Some(details) => Statement::Explain {
+                        details,
+                        target: ExplainTarget::StatementSet(set.inserts),
+                    },
+                    None => Statement::StatementSet(set.inserts),
+                });
+                positions.push((set.line, set.column));
+            }
+            None => match &mut open {
+                Some(set) => set
+                    .inserts
+                    .push(bind_set_member(&catalog, &raw).map_err(at)?),
+                None => {
+                    if let Some(stmt) = bind_raw(&mut catalog, &raw).map_err(at)? {
+                        statements.push(stmt);
+                        positions.push((raw.line, raw.column));
+                    }
+                }
+            },
         }
+    }
+    if let Some(set) = open {
+        return Err(PlanError::parse(
+            "this statement set has no END (write END; after its last INSERT)",
+        )
+        .at(set.line, set.column));
     }
     Ok(Script {
         statements,
         catalog,
+        positions,
     })
+}
+
+fn located(mut insert: InsertStatement, raw: &script::RawStatement) -> InsertStatement {
+    insert.at = Some(Location {
+        line: raw.line,
+        column: raw.column,
+    });
+    insert
+}
+
+/// An INSERT of a statement set (nothing else may appear in one).
+fn bind_set_member(
+    catalog: &Catalog,
+    raw: &script::RawStatement,
+) -> Result<InsertStatement, PlanError> {
+    let refuse = |what: String| {
+        PlanError::unsupported(format!(
+            "a statement set holds INSERT statements only, found {what} (end the set with END; first)"
+        ))
+    };
+    if raw.set.is_some() {
+        return Err(refuse("SET".into()));
+    }
+    if raw.explain.is_some() {
+        return Err(refuse("EXPLAIN".into()));
+    }
+    match parse_one(raw)? {
+        ast::Statement::Insert(insert) => Ok(located(query::bind_insert(catalog, &insert)?, raw)),
+        other => Err(refuse(script::statement_kind(&other))),
+    }
 }
 
 /// Parses and binds one query (`SELECT ...`) against `catalog`.
@@ -122,6 +231,9 @@ fn bind_raw(
             value: value.clone(),
         }));
     }
+    if let Some(details) = raw.explain {
+        return bind_explain(catalog, raw, details).map(Some);
+    }
     if let Some(stmt) = plan_statement(catalog, raw)? {
         return Ok(Some(stmt));
     }
@@ -130,45 +242,49 @@ fn bind_raw(
         ast::Statement::CreateTable(ct) => {
             Ok(ddl::bind_create_table(catalog, ct)?.map(Statement::CreateTable))
         }
-        ast::Statement::Insert(insert) => Ok(Some(Statement::Insert(query::bind_insert(
-            catalog, insert,
-        )?))),
-        ast::Statement::Explain {
-            describe_alias,
-            analyze,
-            statement,
-            format,
-            options,
-            ..
-        } => {
-            if !matches!(describe_alias, ast::DescribeAlias::Explain) {
-                return Err(PlanError::unsupported(format!(
-                    "{describe_alias} is not supported (use EXPLAIN INSERT INTO ...)"
-                )));
-            }
-            if *analyze || format.is_some() || options.is_some() {
-                return Err(PlanError::unsupported(
-                    "EXPLAIN options are not supported (use EXPLAIN [CHANGELOG_MODE] INSERT INTO ...)",
-                ));
-            }
-            match statement.as_ref() {
-                ast::Statement::Insert(insert) => {
-                    Ok(Some(Statement::Explain(query::bind_insert(catalog, insert)?)))
-                }
-                other => Err(PlanError::unsupported(format!(
-                    "EXPLAIN of {} is not supported (explain an INSERT INTO <sink> SELECT ... statement)",
-                    script::statement_kind(other)
-                ))),
-            }
-        }
+        ast::Statement::Insert(insert) => Ok(Some(Statement::Insert(located(
+            query::bind_insert(catalog, insert)?,
+            raw,
+        )))),
+        ast::Statement::Explain { .. } | ast::Statement::ExplainTable { .. } => Err(
+            PlanError::unsupported(
+                "this form of EXPLAIN is not supported (EXPLAIN [PLAN FOR | CHANGELOG_MODE, \
+                 JSON_EXECUTION_PLAN, PLAN_ADVICE] <INSERT | SELECT | STATEMENT SET BEGIN ... END>)",
+            ),
+        ),
         ast::Statement::Query(_) => Err(PlanError::unsupported(
-            "a bare SELECT statement is not supported (write INSERT INTO <sink> SELECT ...)",
+            "a bare SELECT statement is not supported (write INSERT INTO <sink> SELECT ..., or EXPLAIN SELECT ...)",
         )),
         other => Err(PlanError::unsupported(format!(
-            "{} is not supported (the lab runs CREATE TABLE, SET, INSERT INTO and EXPLAIN)",
+            "{} is not supported (the lab runs CREATE TABLE, SET, INSERT INTO, statement sets, \
+             EXPLAIN, COMPILE PLAN and EXECUTE PLAN)",
             script::statement_kind(other)
         ))),
     }
+}
+
+/// `EXPLAIN [...] <statement>`: the statement (the head was read by the
+/// splitter) is an INSERT or a query.
+fn bind_explain(
+    catalog: &Catalog,
+    raw: &script::RawStatement,
+    details: ExplainDetails,
+) -> Result<Statement, PlanError> {
+    let target = match parse_one(raw)? {
+        ast::Statement::Insert(insert) => {
+            ExplainTarget::Insert(located(query::bind_insert(catalog, &insert)?, raw))
+        }
+        ast::Statement::Query(q) => {
+            ExplainTarget::Query(query::QueryBinder::new(catalog).bind_top(&q)?.plan)
+        }
+        other => {
+            return Err(PlanError::unsupported(format!(
+                "EXPLAIN of {} is not supported (explain an INSERT, a SELECT or a STATEMENT SET)",
+                script::statement_kind(&other)
+            )))
+        }
+    };
+    Ok(Statement::Explain { details, target })
 }
 
 /// `COMPILE PLAN 'file' [IF NOT EXISTS] FOR <insert>` and `EXECUTE PLAN
@@ -237,7 +353,7 @@ fn plan_statement(
         ast::Statement::Insert(insert) => Ok(Some(Statement::CompilePlan {
             path,
             if_not_exists,
-            insert: query::bind_insert(catalog, &insert)?,
+            insert: located(query::bind_insert(catalog, &insert)?, raw),
         })),
         _ => Err(err("COMPILE PLAN compiles an INSERT INTO statement")),
     }

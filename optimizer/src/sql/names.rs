@@ -28,16 +28,39 @@ pub(crate) fn err_at(e: PlanError, node: &impl Spanned) -> PlanError {
     at(e, node.span())
 }
 
+/// Names longer than this (in characters) get no suggestion and are
+/// never suggested: comparing two names costs the product of their
+/// lengths (a script of 100,000-character names took 78 s to explain).
+pub(crate) const MAX_SUGGESTED_LEN: usize = 64;
+/// At most this many candidates are compared with a name.
+pub(crate) const MAX_CANDIDATES: usize = 1000;
+
+/// The pairs (name, candidate) [`nearest`] compares, both lowercase: at
+/// most [`MAX_CANDIDATES`], each name at most [`MAX_SUGGESTED_LEN`]
+/// characters, so a suggestion costs at most
+/// `MAX_CANDIDATES × MAX_SUGGESTED_LEN²` steps whatever the input.
+fn compared<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> impl Iterator<Item = (String, &'a str, String)> {
+    let short = |s: &str| s.chars().nth(MAX_SUGGESTED_LEN).is_none();
+    let lower = short(name).then(|| name.to_lowercase());
+    candidates
+        .into_iter()
+        .take(if lower.is_some() { MAX_CANDIDATES } else { 0 })
+        .filter(move |c| short(c))
+        .map(move |c| (lower.clone().unwrap_or_default(), c, c.to_lowercase()))
+}
+
 /// The candidate nearest to `name` (case-insensitive), if reasonably near.
 pub(crate) fn nearest<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
-    let lower = name.to_lowercase();
     let mut best: Option<(f64, &str)> = None;
-    for c in candidates {
-        let score = strsim::normalized_damerau_levenshtein(&lower, &c.to_lowercase())
-            .max(strsim::jaro_winkler(&lower, &c.to_lowercase()) - 0.15);
+    for (lower, c, c_lower) in compared(name, candidates) {
+        let score = strsim::normalized_damerau_levenshtein(&lower, &c_lower)
+            .max(strsim::jaro_winkler(&lower, &c_lower) - 0.15);
         if best.is_none_or(|(s, _)| score > s) {
             best = Some((score, c));
         }
@@ -114,6 +137,27 @@ mod tests {
         assert_eq!(nearest("usr_id", ["url", "user_id", "ts"]), Some("user_id"));
         assert_eq!(nearest("TS", ["url", "user_id", "ts"]), Some("ts"));
         assert_eq!(nearest("zzzzzz", ["url", "user_id", "ts"]), None);
+    }
+
+    #[test]
+    fn suggestions_cost_is_bounded_whatever_the_names() {
+        let long = "a".repeat(100_000);
+        let near = format!("{}b", "a".repeat(99_999));
+        let many: Vec<String> = (0..5000).map(|i| format!("c{i}")).collect();
+        let names = [long.as_str(), near.as_str(), "user_id"];
+        let candidates = || names.iter().copied().chain(many.iter().map(String::as_str));
+        // Every pair compared is short, and there are few of them.
+        for name in names {
+            let pairs: Vec<_> = compared(name, candidates()).collect();
+            assert!(pairs.len() <= MAX_CANDIDATES);
+            for (n, _, c) in &pairs {
+                assert!(n.chars().count() <= MAX_SUGGESTED_LEN);
+                assert!(c.chars().count() <= MAX_SUGGESTED_LEN);
+            }
+        }
+        assert_eq!(compared(&near, candidates()).count(), 0);
+        assert_eq!(nearest(&near, candidates()), None);
+        assert_eq!(nearest("usr_id", candidates()), Some("user_id"));
     }
 
     #[test]

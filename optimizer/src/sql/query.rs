@@ -931,5 +931,6 @@ pub(crate) fn bind_insert(
     Ok(InsertStatement {
         sink: sink.name.clone(),
         query: bound.plan,
+        at: None,
     })
 }

@@ -5,12 +5,17 @@
 //! the script, so the parser's locations (and the AST spans the binder
 //! reports) are script lines and columns without any arithmetic.
 //!
-//! Two forms are handled here rather than by the parser: `SET key = value`
-//! (the parser rejects unquoted keys such as `table.exec.mini-batch.size`) and
-//! the `EXPLAIN` details `CHANGELOG_MODE`, `ESTIMATED_COST`, ... (blanked out
-//! so that the parser sees `EXPLAIN INSERT ...`).
+//! Some forms are read here rather than by the parser, which does not know
+//! them: `SET key = value` (the parser rejects unquoted keys such as
+//! `table.exec.mini-batch.size`); the head of `EXPLAIN [PLAN FOR | detail,
+//! ...]` (Flink's `CHANGELOG_MODE`, `JSON_EXECUTION_PLAN`, ...), whose
+//! statement is handed on alone; `EXECUTE` before an `INSERT`; and the
+//! bounds of a statement set: `EXECUTE STATEMENT SET BEGIN`, `EXPLAIN ...
+//! STATEMENT SET BEGIN` (each followed by its first `INSERT` in the same
+//! `;`-terminated piece), the SQL client's `BEGIN STATEMENT SET`, and `END`.
 
 use crate::error::PlanError;
+use crate::logical::ExplainDetails;
 use sqlparser::ast;
 use sqlparser::dialect::GenericDialect;
 use sqlparser::keywords::{Keyword, ALL_KEYWORDS};
@@ -36,7 +41,29 @@ pub(crate) struct RawStatement {
     pub end_column: u64,
     /// For `SET key = value`: the unquoted key and value.
     pub set: Option<(String, String)>,
+    /// `EXPLAIN ...` before the statement (its head is not in `text`).
+    pub explain: Option<ExplainDetails>,
+    /// Opens or closes a statement set.
+    pub marker: Option<SetMarker>,
 }
+
+/// A bound of a statement set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SetMarker {
+    /// `EXECUTE STATEMENT SET BEGIN`, `EXPLAIN ... STATEMENT SET BEGIN` or
+    /// `BEGIN STATEMENT SET`.
+    Begin,
+    /// `END`
+    End,
+}
+
+/// The `EXPLAIN` details Flink knows, with what the lab makes of them.
+const EXPLAIN_DETAILS: [&str; 4] = [
+    "CHANGELOG_MODE",
+    "ESTIMATED_COST",
+    "JSON_EXECUTION_PLAN",
+    "PLAN_ADVICE",
+];
 
 /// Maps script (line, column) to byte offsets.
 struct LineIndex<'a> {
@@ -91,17 +118,13 @@ pub(crate) fn split(sql: &str) -> Result<Vec<RawStatement>, PlanError> {
     for tok in &tokens {
         match tok.token {
             Token::SemiColon | Token::EOF => {
-                if let Some(raw) = build(&index, &current)? {
-                    out.push(raw);
-                }
+                out.extend(build(&index, &current)?);
                 current.clear();
             }
             _ => current.push(tok),
         }
     }
-    if let Some(raw) = build(&index, &current)? {
-        out.push(raw);
-    }
+    out.extend(build(&index, &current)?);
     Ok(out)
 }
 
@@ -113,7 +136,7 @@ fn word_named(t: &Token, name: &str) -> bool {
     matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(name))
 }
 
-fn build(index: &LineIndex, tokens: &[&TokenWithSpan]) -> Result<Option<RawStatement>, PlanError> {
+fn build(index: &LineIndex, tokens: &[&TokenWithSpan]) -> Result<Vec<RawStatement>, PlanError> {
     let significant: Vec<&TokenWithSpan> = tokens
         .iter()
         .copied()
@@ -124,7 +147,7 @@ fn build(index: &LineIndex, tokens: &[&TokenWithSpan]) -> Result<Option<RawState
             return Err(PlanError::parse("a hint comment outside of any statement")
                 .at(h.span.start.line, h.span.start.column));
         }
-        return Ok(None);
+        return Ok(Vec::new());
     };
     let (line, column) = (first.span.start.line, first.span.start.column);
     let operators = significant
@@ -158,10 +181,23 @@ fn build(index: &LineIndex, tokens: &[&TokenWithSpan]) -> Result<Option<RawState
         ))
         .at(line, column));
     }
-
-    let start = index.offset(first.span.start);
     let last = significant.last().expect("non-empty");
-    let end = index.offset(last.span.end).max(start);
+    let raw = |from: usize, explain: Option<ExplainDetails>, marker: Option<SetMarker>| {
+        let text = match significant.get(from) {
+            Some(t) => padded(index, t, last),
+            None => String::new(),
+        };
+        RawStatement {
+            text,
+            line,
+            column,
+            end_line: last.span.end.line,
+            end_column: last.span.end.column,
+            set: None,
+            explain,
+            marker,
+        }
+    };
 
     if word_is(&first.token, Keyword::CREATE) {
         if let Some(w) = significant
@@ -178,72 +214,188 @@ fn build(index: &LineIndex, tokens: &[&TokenWithSpan]) -> Result<Option<RawState
     // SET key = value
     if word_is(&first.token, Keyword::SET) {
         let set = parse_set(index, &significant)?;
-        return Ok(Some(RawStatement {
-            text: String::new(),
-            line,
-            column,
-            end_line: last.span.end.line,
-            end_column: last.span.end.column,
-            set: Some(set),
-        }));
+        let mut r = raw(significant.len(), None, None);
+        r.set = Some(set);
+        return Ok(vec![r]);
     }
 
-    // EXPLAIN [CHANGELOG_MODE, ESTIMATED_COST, ...] / EXPLAIN PLAN FOR
-    let mut blank: Vec<(usize, usize)> = Vec::new();
-    if word_is(&first.token, Keyword::EXPLAIN) {
-        let mut i = 1;
-        if significant.len() > 3
-            && word_named(&significant[1].token, "PLAN")
-            && word_named(&significant[2].token, "FOR")
-        {
-            blank.push((
-                index.offset(significant[1].span.start),
-                index.offset(significant[2].span.end),
-            ));
-        } else {
-            while i < significant.len() {
-                let t = &significant[i].token;
-                let detail = [
-                    "CHANGELOG_MODE",
-                    "ESTIMATED_COST",
-                    "JSON_EXECUTION_PLAN",
-                    "PLAN_ADVICE",
-                ]
+    // BEGIN STATEMENT SET (the SQL client's form) and END.
+    let words = |names: &[&str]| {
+        significant.len() == names.len()
+            && significant
                 .iter()
-                .any(|d| word_named(t, d));
-                if !detail {
-                    break;
-                }
-                let s = index.offset(significant[i].span.start);
-                let mut e = index.offset(significant[i].span.end);
-                if i + 1 < significant.len() && significant[i + 1].token == Token::Comma {
-                    e = index.offset(significant[i + 1].span.end);
-                    i += 1;
-                }
-                blank.push((s, e));
-                i += 1;
-            }
+                .zip(names)
+                .all(|(t, n)| word_named(&t.token, n))
+    };
+    if words(&["BEGIN", "STATEMENT", "SET"]) {
+        return Ok(vec![raw(significant.len(), None, Some(SetMarker::Begin))]);
+    }
+    if words(&["END"]) {
+        return Ok(vec![raw(significant.len(), None, Some(SetMarker::End))]);
+    }
+    // `INSERT ... END;`: the set's last INSERT without its ';' (an END
+    // that closes no CASE).
+    let count = |w: &str| {
+        significant
+            .iter()
+            .filter(|t| word_named(&t.token, w))
+            .count()
+    };
+    if significant.len() > 1 && word_named(&last.token, "END") && count("END") > count("CASE") {
+        return Err(PlanError::parse(
+            "expected ';' before END (each INSERT of a statement set ends with ';')",
+        )
+        .at(last.span.start.line, last.span.start.column));
+    }
+
+    // EXPLAIN [PLAN FOR | detail, ...]
+    let mut i = 0;
+    let mut explain = None;
+    if word_is(&first.token, Keyword::EXPLAIN) {
+        let (details, next) = explain_head(&significant)?;
+        explain = Some(details);
+        i = next;
+        if i == significant.len() {
+            return Err(PlanError::parse(
+                "EXPLAIN of what? Expected INSERT, SELECT or STATEMENT SET BEGIN ... END",
+            )
+            .at(last.span.end.line, last.span.end.column));
+        }
+        // `EXPLAIN ANALYZE INSERT ...`, `EXPLAIN CHANGELOGMODE, ...`: an
+        // option Flink does not have, before the statement.
+        let t = &significant[i];
+        let then = significant.get(i + 1).map(|n| &n.token);
+        let statement_follows = then.is_some_and(|n| {
+            *n == Token::Comma
+                || ["INSERT", "SELECT", "STATEMENT", "EXECUTE", "WITH"]
+                    .iter()
+                    .any(|w| word_named(n, w))
+        });
+        if matches!(&t.token, Token::Word(w) if w.quote_style.is_none())
+            && statement_follows
+            && !["STATEMENT", "EXECUTE"]
+                .iter()
+                .any(|w| word_named(&t.token, w))
+        {
+            return Err(PlanError::unsupported(format!(
+                "EXPLAIN {} is not supported (Flink's EXPLAIN takes PLAN FOR or the details {})",
+                t.token,
+                EXPLAIN_DETAILS.join(", ")
+            ))
+            .at(t.span.start.line, t.span.start.column));
         }
     }
+    // EXECUTE INSERT ... / EXECUTE STATEMENT SET BEGIN ... (not EXECUTE PLAN)
+    let executes = word_is(&significant[i].token, Keyword::EXECUTE)
+        && significant.get(i + 1).is_some_and(|t| {
+            word_is(&t.token, Keyword::INSERT) || word_named(&t.token, "STATEMENT")
+        });
+    if executes {
+        i += 1;
+    }
+    let opens_set = significant.len() > i + 2
+        && word_named(&significant[i].token, "STATEMENT")
+        && word_named(&significant[i + 1].token, "SET")
+        && word_named(&significant[i + 2].token, "BEGIN");
+    if opens_set {
+        let at = &significant[i];
+        if !executes && explain.is_none() {
+            return Err(PlanError::parse(
+                "expected EXECUTE STATEMENT SET BEGIN ... END (or BEGIN STATEMENT SET; ... END;)",
+            )
+            .at(at.span.start.line, at.span.start.column));
+        }
+        let body = i + 3;
+        let begin = raw(significant.len(), explain, Some(SetMarker::Begin));
+        let Some(b) = significant.get(body) else {
+            // `... BEGIN;` then INSERTs: Flink wants the first INSERT here.
+            let t = &significant[i + 2];
+            return Err(PlanError::parse(
+                "expected an INSERT statement after STATEMENT SET BEGIN (no ';' after BEGIN)",
+            )
+            .at(t.span.end.line, t.span.end.column));
+        };
+        let mut insert = raw(body, None, None);
+        insert.line = b.span.start.line;
+        insert.column = b.span.start.column;
+        return Ok(vec![begin, insert]);
+    }
+    Ok(vec![raw(i, explain, None)])
+}
 
+/// The statement text from `from` to `last`, padded with the newlines and
+/// spaces before `from` so that positions in it are script positions.
+fn padded(index: &LineIndex, from: &TokenWithSpan, last: &TokenWithSpan) -> String {
+    let start = index.offset(from.span.start);
+    let end = index.offset(last.span.end).max(start);
+    let (line, column) = (from.span.start.line, from.span.start.column);
     let mut text = String::with_capacity(end - start + line as usize + column as usize);
     text.extend(std::iter::repeat_n('\n', (line.max(1) - 1) as usize));
     text.extend(std::iter::repeat_n(' ', (column.max(1) - 1) as usize));
-    let mut pos = start;
-    for (s, e) in blank {
-        text.push_str(&index.sql[pos..s]);
-        text.extend(std::iter::repeat_n(' ', index.sql[s..e].chars().count()));
-        pos = e;
+    text.push_str(&index.sql[start..end]);
+    text
+}
+
+/// Reads `EXPLAIN [PLAN FOR | detail [, detail]...]`: the details and the
+/// index of the first token after them. Flink's rules: no detail twice, and
+/// `PLAN FOR` takes no details.
+fn explain_head(toks: &[&TokenWithSpan]) -> Result<(ExplainDetails, usize), PlanError> {
+    let at = |t: &TokenWithSpan| (t.span.start.line, t.span.start.column);
+    let mut details = ExplainDetails::default();
+    if toks.len() > 2 && word_named(&toks[1].token, "PLAN") && word_named(&toks[2].token, "FOR") {
+        if let Some(t) = toks
+            .get(3)
+            .filter(|t| EXPLAIN_DETAILS.iter().any(|d| word_named(&t.token, d)))
+        {
+            let (l, c) = at(t);
+            return Err(PlanError::parse(
+                "EXPLAIN PLAN FOR takes no details (write EXPLAIN CHANGELOG_MODE, ... INSERT ...)",
+            )
+            .at(l, c));
+        }
+        return Ok((details, 3));
     }
-    text.push_str(&index.sql[pos..end]);
-    Ok(Some(RawStatement {
-        text,
-        line,
-        column,
-        end_line: last.span.end.line,
-        end_column: last.span.end.column,
-        set: None,
-    }))
+    let mut seen: Vec<&str> = Vec::new();
+    let mut i = 1;
+    while let Some(t) = toks.get(i) {
+        let Some(name) = EXPLAIN_DETAILS.iter().find(|d| word_named(&t.token, d)) else {
+            if i > 1 && toks[i - 1].token == Token::Comma {
+                let (l, c) = at(t);
+                return Err(PlanError::parse(format!(
+                    "expected an EXPLAIN detail after ',' ({})",
+                    EXPLAIN_DETAILS.join(", ")
+                ))
+                .at(l, c));
+            }
+            break;
+        };
+        let (l, c) = at(t);
+        if seen.contains(name) {
+            return Err(PlanError::parse(format!(
+                "duplicate EXPLAIN detail {name} is not allowed"
+            ))
+            .at(l, c));
+        }
+        seen.push(name);
+        match *name {
+            "CHANGELOG_MODE" => details.changelog_mode = true,
+            "JSON_EXECUTION_PLAN" => details.json_execution_plan = true,
+            "PLAN_ADVICE" => details.plan_advice = true,
+            _ => {
+                return Err(PlanError::unsupported(
+                    "EXPLAIN ESTIMATED_COST is not supported: the lab keeps no table \
+                     statistics and has no cost model, so it has no row counts or costs to \
+                     print (use CHANGELOG_MODE, JSON_EXECUTION_PLAN or PLAN_ADVICE)",
+                )
+                .at(l, c))
+            }
+        }
+        i += 1;
+        if toks.get(i).is_some_and(|t| t.token == Token::Comma) {
+            i += 1;
+        }
+    }
+    Ok((details, i))
 }
 
 /// `SET 'key' = 'value'`, `SET key = value`; keys and values are unquoted
@@ -346,9 +498,53 @@ mod tests {
     }
 
     #[test]
-    fn explain_details_blanked() {
-        let s = split("EXPLAIN CHANGELOG_MODE, ESTIMATED_COST INSERT INTO a SELECT 1").unwrap();
-        let blank = " ".repeat("CHANGELOG_MODE, ESTIMATED_COST".len());
-        assert_eq!(s[0].text, format!("EXPLAIN {blank} INSERT INTO a SELECT 1"));
+    fn explain_head_read_and_statement_kept_in_place() {
+        let s = split("EXPLAIN CHANGELOG_MODE, PLAN_ADVICE INSERT INTO a SELECT 1").unwrap();
+        let head = "EXPLAIN CHANGELOG_MODE, PLAN_ADVICE ";
+        assert_eq!(
+            s[0].text,
+            format!("{}INSERT INTO a SELECT 1", " ".repeat(head.len()))
+        );
+        let d = s[0].explain.expect("explain");
+        assert!(d.changelog_mode && d.plan_advice && !d.json_execution_plan);
+        let s = split("EXPLAIN PLAN FOR SELECT 1").unwrap();
+        assert_eq!(s[0].explain, Some(ExplainDetails::default()));
+        assert_eq!(s[0].text.trim(), "SELECT 1");
+    }
+
+    #[test]
+    fn explain_head_errors_are_located() {
+        let e = split("EXPLAIN CHANGELOG_MODE, CHANGELOG_MODE INSERT INTO a SELECT 1").unwrap_err();
+        assert!(e.message.contains("duplicate"), "{e}");
+        assert_eq!(e.location.map(|l| l.column), Some(25));
+        let e = split("EXPLAIN ESTIMATED_COST INSERT INTO a SELECT 1").unwrap_err();
+        assert!(e.message.contains("no cost model"), "{e}");
+        assert_eq!(e.location.map(|l| l.column), Some(9));
+        let e = split("EXPLAIN PLAN FOR CHANGELOG_MODE INSERT INTO a SELECT 1").unwrap_err();
+        assert!(e.message.contains("PLAN FOR takes no details"), "{e}");
+    }
+
+    #[test]
+    fn statement_set_bounds() {
+        let s = split(
+            "EXECUTE STATEMENT SET BEGIN\nINSERT INTO a SELECT 1;\nINSERT INTO b SELECT 2;\nEND;",
+        )
+        .unwrap();
+        let markers: Vec<_> = s.iter().map(|r| r.marker).collect();
+        assert_eq!(
+            markers,
+            [Some(SetMarker::Begin), None, None, Some(SetMarker::End)]
+        );
+        assert_eq!((s[1].line, s[1].column), (2, 1));
+        assert_eq!(s[1].text, "\nINSERT INTO a SELECT 1");
+        let s = split("BEGIN STATEMENT SET; INSERT INTO a SELECT 1; END").unwrap();
+        assert_eq!(s[0].marker, Some(SetMarker::Begin));
+        assert_eq!(s[2].marker, Some(SetMarker::End));
+        let s =
+            split("EXPLAIN JSON_EXECUTION_PLAN STATEMENT SET BEGIN INSERT INTO a SELECT 1; END")
+                .unwrap();
+        assert!(s[0].explain.is_some_and(|d| d.json_execution_plan));
+        assert_eq!(s[0].marker, Some(SetMarker::Begin));
+        assert!(split("STATEMENT SET BEGIN INSERT INTO a SELECT 1; END").is_err());
     }
 }

@@ -2,6 +2,8 @@
 //! and running a script against them.
 #![allow(dead_code)]
 
+pub mod queries;
+
 use operators::changelog::Change;
 use operators::exec::ChangeSource;
 use optimizer::error::PlanError;

@@ -1,5 +1,5 @@
-//! `AggStrategyRule`: one phase or two (local-global), one record at a
-//! time or mini-batch, for a group aggregate.
+//! `local_global_aggregate`: one phase or two (local-global) for each group
+//! aggregate, and why.
 //!
 //! ```text
 //! before (mini-batch off, or a function that cannot merge):
@@ -16,25 +16,40 @@
 //! Flink's rules: two phases need mini-batch (the local aggregate folds one
 //! bundle) and functions that can merge partial accumulators; `AUTO` takes
 //! two phases whenever both hold, `TWO_PHASE` asks for them (and falls back,
-//! saying why, when they do not hold), `ONE_PHASE` never.
+//! saying why, when they do not hold), `ONE_PHASE` never. Whether an
+//! aggregate runs in mini-batch mode is the planner's (it carries the
+//! bundle size from `table.exec.mini-batch.size`); this rule decides the
+//! phases and writes the reason EXPLAIN shows as `strategy`.
 
+use super::{PhysicalRule, RuleContext};
 use crate::config::{AggPhaseStrategy, Config};
+use crate::error::Result;
+use crate::physical::node::group_aggregate::GroupAggregate;
+use crate::physical::node::local_group_aggregate::LocalGroupAggregate;
+use crate::physical::node::PhysicalNode;
 use operators::agg::core::not_mergeable;
 use operators::agg::AggSpec;
 
-/// The strategy chosen for one aggregate, and why.
+pub struct LocalGlobalAggregate;
+
+/// The phases chosen for one aggregate, and why.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AggStrategy {
-    /// Bundle size when mini-batch is on.
-    pub mini_batch: Option<usize>,
     pub two_phase: bool,
     /// Which key or precondition decided it, for EXPLAIN.
     pub reason: String,
 }
 
-pub fn choose(config: &Config, aggs: &[AggSpec], input_insert_only: bool) -> AggStrategy {
+/// The phases of an aggregate of `aggs` (mini-batch on or not) under
+/// `config`.
+pub fn choose(
+    config: &Config,
+    mini_batch: bool,
+    aggs: &[AggSpec],
+    input_insert_only: bool,
+) -> AggStrategy {
     let phase = config.agg_phase_strategy();
-    if !config.mini_batch_enabled() {
+    if !mini_batch {
         let reason = match phase {
             AggPhaseStrategy::TwoPhase => {
                 "ONE_PHASE: TWO_PHASE needs table.exec.mini-batch.enabled = true".to_string()
@@ -42,12 +57,10 @@ pub fn choose(config: &Config, aggs: &[AggSpec], input_insert_only: bool) -> Agg
             _ => "ONE_PHASE: table.exec.mini-batch.enabled = false".to_string(),
         };
         return AggStrategy {
-            mini_batch: None,
             two_phase: false,
             reason,
         };
     }
-    let size = config.mini_batch_size().max(1) as usize;
     let (two_phase, reason) = match phase {
         AggPhaseStrategy::OnePhase => (
             false,
@@ -64,9 +77,54 @@ pub fn choose(config: &Config, aggs: &[AggSpec], input_insert_only: bool) -> Agg
             ),
         },
     };
-    AggStrategy {
-        mini_batch: Some(size),
-        two_phase,
-        reason,
+    AggStrategy { two_phase, reason }
+}
+
+impl PhysicalRule for LocalGlobalAggregate {
+    fn name(&self) -> &'static str {
+        "local_global_aggregate"
     }
+
+    fn optimize(&self, root: PhysicalNode, ctx: &RuleContext) -> Result<PhysicalNode> {
+        Ok(rewrite(root, ctx.config))
+    }
+}
+
+fn rewrite(mut node: PhysicalNode, config: &Config) -> PhysicalNode {
+    node.inputs = std::mem::take(&mut node.inputs)
+        .into_iter()
+        .map(|c| rewrite(c, config))
+        .collect();
+    let Some(agg) = node.kind.get_mut::<GroupAggregate>() else {
+        return node;
+    };
+    if agg.global {
+        return node;
+    }
+    let strategy = choose(
+        config,
+        agg.mini_batch_size.is_some(),
+        &agg.aggs,
+        agg.input_insert_only,
+    );
+    agg.strategy = strategy.reason;
+    if !strategy.two_phase {
+        return node;
+    }
+    let g = agg.group_by.len();
+    let local = LocalGroupAggregate {
+        group_by: std::mem::replace(&mut agg.group_by, (0..g).collect()),
+        aggs: agg.aggs.clone(),
+        agg_names: agg.agg_names.clone(),
+        mini_batch_size: agg.mini_batch_size.unwrap_or(1),
+        partial_final: agg.partial_final,
+    };
+    agg.global = true;
+    let child = node.inputs.pop().expect("an aggregate has one input");
+    node.inputs = vec![LocalGroupAggregate::over(
+        child,
+        local,
+        config.parallelism(),
+    )];
+    node
 }

@@ -1,4 +1,4 @@
-//! `DeltaJoinRule`: replaces a regular join by a delta join that keeps no
+//! `delta_join`: replaces a regular join by a delta join that keeps no
 //! join state and looks rows up in the index-lookup store instead.
 //!
 //! ```text
@@ -22,45 +22,80 @@
 //! 4. both sources are insert-only or upserts without deletes, and an
 //!    upserting side's join key and residual columns lie in its primary key
 //!    (so every version of a row joins the same rows);
-//! 5. the sink is an upsert sink: lookups see the latest store, so a pair
-//!    can be emitted twice, which only a keyed sink tolerates.
+//! 5. the sink is an upsert sink keyed on the join's unique key, and the
+//!    join's rows reach it through Calcs only: lookups see the latest
+//!    store, so a pair can be emitted twice, which only a keyed sink
+//!    tolerates (an aggregate or another join between would count the pair
+//!    twice).
 //!
 //! Why an upsert sink then materialises the batch join: with no deletes,
 //! every current pair is emitted at least once after both its rows are in
 //! the store (by whichever side arrives second), and the last version
 //! emitted for a pair key is its latest.
 
-use super::super::plan::{NodeKind, PhysicalNode};
+use super::{PhysicalRule, RuleContext};
 use crate::config::{Config, DeltaJoinStrategy};
 use crate::error::{PlanError, Result};
+use crate::physical::node::calc::Calc;
+use crate::physical::node::delta_join::DeltaJoin;
+use crate::physical::node::join::Join;
+use crate::physical::node::sink_materializer::SinkMaterializer;
+use crate::physical::node::source::Source;
+use crate::physical::node::PhysicalNode;
+use operators::changelog::SinkEncoding;
 use operators::join::JoinType;
 
-/// The table's declared index key, as column positions.
-pub fn index_key(node: &PhysicalNode) -> Option<Vec<usize>> {
-    let NodeKind::Source { table, .. } = &node.kind else {
-        return None;
-    };
-    let spec = table.options.get("index.key")?;
-    spec.split(',')
-        .map(|c| {
-            table
-                .schema
-                .fields
-                .iter()
-                .position(|f| f.name.eq_ignore_ascii_case(c.trim()))
-        })
-        .collect()
+pub struct DeltaJoinRule;
+
+impl PhysicalRule for DeltaJoinRule {
+    fn name(&self) -> &'static str {
+        "delta_join"
+    }
+
+    fn optimize(&self, mut root: PhysicalNode, ctx: &RuleContext) -> Result<PhysicalNode> {
+        // A query without a sink has none to absorb duplicates.
+        let Some(sink) = ctx.sink else {
+            return Ok(root);
+        };
+        // Duplicates a delta join may emit are harmless only to an upsert
+        // sink on the join's own unique key (no materializer re-keys it).
+        let sink_is_upsert = matches!(sink.encoding, SinkEncoding::Upsert { .. })
+            && !root.kind.is::<SinkMaterializer>();
+        let to_sink = if sink_is_upsert {
+            Consumer::UpsertSink
+        } else {
+            Consumer::RetractSink
+        };
+        apply(&mut root, to_sink, ctx.config)?;
+        Ok(root)
+    }
+}
+
+/// The table's declared index key, when `node` scans a table.
+fn index_key(node: &PhysicalNode) -> Option<Vec<usize>> {
+    node.kind.get::<Source>()?.index_key()
+}
+
+/// What takes a node's rows on their way to the sink.
+#[derive(Clone)]
+enum Consumer {
+    /// An upsert sink keyed on the node's unique key, through Calcs only.
+    UpsertSink,
+    /// A sink that keeps every row it is sent.
+    RetractSink,
+    /// A node that is not a Calc (its label).
+    Node(String),
 }
 
 /// Why a join cannot be a delta join, if it cannot.
-fn failed_precondition(node: &PhysicalNode, sink_is_upsert: bool) -> Option<String> {
-    let NodeKind::Join {
+fn failed_precondition(node: &PhysicalNode, to_sink: &Consumer) -> Option<String> {
+    let Some(Join {
         join_type,
         left_keys,
         right_keys,
         residual,
         ..
-    } = &node.kind
+    }) = node.kind.get::<Join>()
     else {
         return Some("not a binary join".into());
     };
@@ -70,12 +105,8 @@ fn failed_precondition(node: &PhysicalNode, sink_is_upsert: bool) -> Option<Stri
     let la = node.inputs[0].schema.len();
     for (side, keys) in [(0, left_keys), (1, right_keys)] {
         let input = &node.inputs[side];
-        let name = match &input.kind {
-            NodeKind::Source {
-                table,
-                predicate: None,
-                projection: None,
-            } => &table.name,
+        let name = match input.kind.get::<Source>() {
+            Some(s) if s.is_plain() => &s.table.name,
             _ => {
                 return Some(format!(
                     "the {} input is not a direct table scan",
@@ -125,54 +156,59 @@ fn failed_precondition(node: &PhysicalNode, sink_is_upsert: bool) -> Option<Stri
             }
         }
     }
-    if !sink_is_upsert {
-        return Some("the sink has no primary key; delta join can emit a pair twice and needs an upsert sink".into());
+    match to_sink {
+        Consumer::UpsertSink => None,
+        Consumer::RetractSink => Some("the sink has no primary key; delta join can emit a pair twice and needs an upsert sink".into()),
+        Consumer::Node(label) => Some(format!(
+            "its rows reach the sink through a {label}; delta join can emit a pair twice, which only an upsert sink taking its rows directly absorbs"
+        )),
     }
-    None
 }
 
 /// Rewrites eligible joins in place. `FORCE` fails on the first join that
 /// cannot be a delta join; `AUTO` leaves it regular with a note.
-pub fn apply(node: &mut PhysicalNode, sink_is_upsert: bool, config: &Config) -> Result<()> {
+fn apply(node: &mut PhysicalNode, to_sink: Consumer, config: &Config) -> Result<()> {
     let strategy = config.delta_join_strategy();
     if strategy == DeltaJoinStrategy::None {
         return Ok(());
     }
+    // A Calc hands its input's rows on as they come; any other node does
+    // not (an aggregate would count a duplicate pair, a join join it).
+    let below = if node.kind.is::<Calc>() {
+        to_sink.clone()
+    } else {
+        Consumer::Node(node.label())
+    };
     for c in &mut node.inputs {
-        apply(c, sink_is_upsert, config)?;
+        apply(c, below.clone(), config)?;
     }
-    if !matches!(node.kind, NodeKind::Join { .. }) {
+    let Some(join) = node.kind.get::<Join>() else {
         return Ok(());
-    }
-    match failed_precondition(node, sink_is_upsert) {
+    };
+    match failed_precondition(node, &to_sink) {
         None => {
-            if let NodeKind::Join {
-                left_keys,
-                right_keys,
-                residual,
-                ..
-            } = &node.kind
-            {
-                node.kind = NodeKind::DeltaJoin {
-                    left_keys: left_keys.clone(),
-                    right_keys: right_keys.clone(),
-                    residual: residual.clone(),
-                    cache_enabled: config.delta_join_cache_enabled(),
-                    left_cache_size: config.delta_join_left_cache_size(),
-                    right_cache_size: config.delta_join_right_cache_size(),
-                };
-                node.changelog = node.inputs[0].changelog.union(node.inputs[1].changelog);
-            }
+            let delta = DeltaJoin {
+                left_keys: join.left_keys.clone(),
+                right_keys: join.right_keys.clone(),
+                residual: join.residual.clone(),
+                cache_enabled: config.delta_join_cache_enabled(),
+                left_cache_size: config.delta_join_left_cache_size(),
+                right_cache_size: config.delta_join_right_cache_size(),
+                source_read_ahead: config.delta_join_read_ahead(),
+            };
+            node.kind = delta.into();
+            node.changelog = node.spec().changelog(&node.inputs);
             Ok(())
         }
         Some(why) if strategy == DeltaJoinStrategy::Force => Err(PlanError::plan(format!(
             "table.optimizer.delta-join.strategy = FORCE, but this join cannot be a delta join: {why}"
         ))),
         Some(why) => {
-            if let NodeKind::Join { note, .. } = &mut node.kind {
-                // Only worth saying where a delta join was plausible.
-                if node.inputs.iter().all(|i| index_key(i).is_some()) {
-                    *note = Some(format!("not a delta join: {why}"));
+            // Only worth saying where a delta join was plausible.
+            let plausible = node.inputs.iter().all(|i| index_key(i).is_some());
+            if let Some(join) = node.kind.get_mut::<Join>() {
+                if plausible {
+                    join.note = Some(format!("not a delta join: {why}"));
                 }
             }
             Ok(())

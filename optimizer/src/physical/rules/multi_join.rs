@@ -1,4 +1,4 @@
-//! `MultiJoinRule`: fuses a chain of joins on a common key into one
+//! `multi_join`: fuses a chain of joins on a common key into one
 //! MultiJoin that keeps only its inputs.
 //!
 //! ```text
@@ -29,6 +29,10 @@
 //! named inputs only (aliases where tables are aliased). Joins left binary
 //! carry a note EXPLAIN prints.
 //!
+//! The planner marks each join whose left input is the join before it in
+//! the query's left-deep chain (`JoinHints::left_in_chain`) and keeps what
+//! the query's hints said of it; the rule walks those chains.
+//!
 //! Correctness: every row of a fused input with common-key value `v` can
 //! only join rows with key `v`, so hashing each input on its key column puts
 //! everything a result row needs in one subtask. Each input's ON condition
@@ -36,111 +40,113 @@
 //! nothing) is evaluated over the inputs before it, as the binary chain
 //! does.
 
-use super::super::plan::{NodeKind, PhysicalNode};
-use super::super::planner::{binary_join, layout_for, plan_node};
-use super::state_ttl;
-use crate::catalog_view::CatalogView;
+use super::{PhysicalRule, RuleContext};
 use crate::config::Config;
 use crate::error::Result;
-use crate::logical::{JoinKind, LogicalPlan, Schema};
-use operators::changelog::ChangelogMode;
+use crate::logical::Schema;
+use crate::physical::node::join::Join;
+use crate::physical::node::multi_join::MultiJoin;
+use crate::physical::node::PhysicalNode;
+use crate::physical::state_ttl;
 use operators::expr::{BinOp, Expr};
 use operators::join::JoinType;
 
-/// One join of a flattened left-deep chain; it joins input `i` (its index + 1).
+pub struct MultiJoinRule;
+
+impl PhysicalRule for MultiJoinRule {
+    fn name(&self) -> &'static str {
+        "multi_join"
+    }
+
+    fn optimize(&self, root: PhysicalNode, ctx: &RuleContext) -> Result<PhysicalNode> {
+        Ok(fuse(root, ctx.config))
+    }
+}
+
+/// Fuses every chain of joins below and at `node`.
+fn fuse(mut node: PhysicalNode, config: &Config) -> PhysicalNode {
+    if node.kind.is::<Join>() {
+        return fuse_chain(node, config);
+    }
+    let keys: Vec<Option<Vec<usize>>> = node.inputs.iter().map(|c| c.unique_key.clone()).collect();
+    node.inputs = std::mem::take(&mut node.inputs)
+        .into_iter()
+        .map(|c| fuse(c, config))
+        .collect();
+    // An input that became (or holds) a MultiJoin may have another unique
+    // key, which this node's own may follow.
+    if node
+        .inputs
+        .iter()
+        .zip(&keys)
+        .any(|(c, k)| c.unique_key != *k)
+    {
+        node.rederive();
+    }
+    node
+}
+
+/// One join of a flattened left-deep chain; it joins input `i` (its index
+/// + 1) to the inputs before it.
 struct ChainJoin {
-    kind: JoinKind,
-    /// Columns of the concatenation of inputs `0..i`.
-    left_keys: Vec<usize>,
-    /// Columns of input `i`.
-    right_keys: Vec<usize>,
-    /// Over the concatenation of inputs `0..=i`.
-    residual: Option<Expr>,
+    join: Join,
     /// Schema of the join's output (inputs `0..=i`).
     schema: Schema,
-    /// `STATE_TTL` entries of the join's hints.
-    ttl_hints: Vec<(String, u64)>,
+    parallelism: usize,
 }
 
-fn flatten<'a>(
-    plan: &'a LogicalPlan,
-    inputs: &mut Vec<&'a LogicalPlan>,
-    joins: &mut Vec<ChainJoin>,
-    hints: &mut Vec<String>,
-) -> Result<()> {
-    match plan {
-        LogicalPlan::Join {
-            left,
-            right,
-            kind,
-            left_keys,
-            right_keys,
-            residual,
-            schema,
-            hints: h,
-        } => {
-            flatten(left, inputs, joins, hints)?;
-            inputs.push(right);
-            for hint in h
-                .iter()
-                .filter(|h| h.name.eq_ignore_ascii_case("MULTI_JOIN"))
-            {
-                for a in &hint.args {
-                    let a = a.to_lowercase();
-                    if !hints.contains(&a) {
-                        hints.push(a);
-                    }
-                }
-            }
-            joins.push(ChainJoin {
-                kind: *kind,
-                left_keys: left_keys.clone(),
-                right_keys: right_keys.clone(),
-                residual: residual.clone(),
-                schema: schema.clone(),
-                ttl_hints: state_ttl::hinted(h)?,
-            });
-        }
-        other => inputs.push(other),
-    }
-    Ok(())
-}
-
-fn alias(plan: &LogicalPlan) -> Option<String> {
-    match plan {
-        LogicalPlan::Scan { alias, .. } => Some(alias.to_lowercase()),
-        _ => None,
-    }
-}
-
-fn join_type(k: JoinKind) -> JoinType {
-    match k {
-        JoinKind::Inner => JoinType::Inner,
-        JoinKind::Left => JoinType::Left,
-    }
-}
-
-/// Plans a join (and the left-deep chain below it).
-pub fn plan_join_chain(
-    plan: &LogicalPlan,
-    catalog: &dyn CatalogView,
-    config: &Config,
-) -> Result<PhysicalNode> {
+/// The chain of joins ending at `top`: its inputs, left to right, and its
+/// joins (join `k` adds input `k + 1`).
+fn flatten(top: PhysicalNode) -> (Vec<PhysicalNode>, Vec<ChainJoin>) {
     let mut inputs = Vec::new();
     let mut joins = Vec::new();
-    let mut hinted = Vec::new();
-    flatten(plan, &mut inputs, &mut joins, &mut hinted)?;
-    let n = inputs.len();
-    let planned: Vec<PhysicalNode> = inputs
-        .iter()
-        .map(|i| plan_node(i, catalog, config))
-        .collect::<Result<_>>()?;
+    let mut cur = top;
+    loop {
+        let join = cur
+            .kind
+            .get::<Join>()
+            .expect("a chain is made of joins")
+            .clone();
+        let right = cur.inputs.pop().expect("a join's right input");
+        let left = cur.inputs.pop().expect("a join's left input");
+        inputs.push(right);
+        let more = join.hints.left_in_chain && left.kind.is::<Join>();
+        joins.push(ChainJoin {
+            join,
+            schema: cur.schema,
+            parallelism: cur.parallelism,
+        });
+        if !more {
+            inputs.push(left);
+            break;
+        }
+        cur = left;
+    }
+    inputs.reverse();
+    joins.reverse();
+    (inputs, joins)
+}
+
+/// Fuses the chain of joins ending at `top` (and every chain below it).
+fn fuse_chain(top: PhysicalNode, config: &Config) -> PhysicalNode {
+    let (inputs, joins) = flatten(top);
+    let planned: Vec<PhysicalNode> = inputs.into_iter().map(|i| fuse(i, config)).collect();
+    let n = planned.len();
+    let mut hinted: Vec<String> = Vec::new();
+    for j in &joins {
+        for a in &j.join.hints.multi_join {
+            if !hinted.contains(a) {
+                hinted.push(a.clone());
+            }
+        }
+    }
     let mut offsets = vec![0usize; n + 1];
     for i in 0..n {
         offsets[i + 1] = offsets[i] + planned[i].schema.len();
     }
     let by_config = config.multi_join_enabled();
-    let aliases: Vec<Option<String>> = inputs.iter().map(|p| alias(p)).collect();
+    let mut aliases: Vec<Option<String>> = vec![joins[0].join.hints.left_alias.clone()];
+    aliases.extend(joins.iter().map(|j| j.join.hints.right_alias.clone()));
     let named = |i: usize| aliases[i].as_ref().is_some_and(|a| hinted.contains(a));
     let eligible = |i: usize| by_config || named(i);
     let wanted = by_config || !hinted.is_empty();
@@ -158,14 +164,15 @@ pub fn plan_join_chain(
         let mut best: Option<(usize, Vec<usize>)> = None;
         let group_may_start = p > 1 || eligible(0);
         if wanted && group_may_start {
-            for (&l, &r) in joins[p - 1].left_keys.iter().zip(&joins[p - 1].right_keys) {
+            let first = &joins[p - 1].join;
+            for (&l, &r) in first.left_keys.iter().zip(&first.right_keys) {
                 let mut class = vec![l, offsets[p] + r];
                 let mut q = p;
                 if !eligible(p) {
                     break;
                 }
                 while q + 1 < n && eligible(q + 1) {
-                    let j = &joins[q];
+                    let j = &joins[q].join;
                     let link = j
                         .left_keys
                         .iter()
@@ -203,7 +210,6 @@ pub fn plan_join_chain(
                     &class,
                     &offsets,
                     p,
-                    &joins[q - 1].schema,
                     config,
                     &reason,
                     &member_aliases,
@@ -216,31 +222,16 @@ pub fn plan_join_chain(
                     "MultiJoin needs at least three inputs linked by one common key; this join stays binary".to_string()
                 });
                 let right = planned[p].take().expect("input planned once");
-                result = binary_join(
-                    result,
-                    right,
-                    join_type(j.kind),
-                    j.left_keys.clone(),
-                    j.right_keys.clone(),
-                    j.residual.clone(),
-                    j.schema.clone(),
-                    config,
+                let join = Join {
                     note,
-                    [
-                        // The left input is a table only for the first join.
-                        state_ttl::ttl_for(
-                            if p == 1 { aliases[0].as_deref() } else { None },
-                            &j.ttl_hints,
-                            config,
-                        ),
-                        state_ttl::ttl_for(aliases[p].as_deref(), &j.ttl_hints, config),
-                    ],
-                );
+                    ..j.join.clone()
+                };
+                result = Join::over(result, right, join, j.schema.clone(), j.parallelism);
                 p += 1;
             }
         }
     }
-    Ok(result)
+    result
 }
 
 /// Builds the MultiJoin node. `members[0]` is the chain's result up to input
@@ -253,7 +244,6 @@ fn multi_join_node(
     class: &[usize],
     offsets: &[usize],
     first: usize,
-    schema: &Schema,
     config: &Config,
     reason: &str,
     member_aliases: &[Option<String>],
@@ -278,26 +268,21 @@ fn multi_join_node(
     let mut conditions = vec![None];
     for (k, j) in joins.iter().enumerate() {
         let offset = ranges[k + 1].0;
-        let mut cond = j.residual.clone();
-        for (l, r) in j.left_keys.iter().zip(&j.right_keys) {
+        let mut cond = j.join.residual.clone();
+        for (l, r) in j.join.left_keys.iter().zip(&j.join.right_keys) {
             let eq = Expr::bin(BinOp::Eq, Expr::col(*l), Expr::col(offset + r));
             cond = Some(match cond {
                 Some(c) => Expr::bin(BinOp::And, eq, c),
                 None => eq,
             });
         }
-        join_types.push(join_type(j.kind));
+        join_types.push(j.join.join_type);
         conditions.push(cond);
     }
-    let layouts = members
-        .iter()
-        .zip(&keys)
-        .map(|(m, k)| layout_for(m, k))
-        .collect();
     // Every join's STATE_TTL hints apply to the MultiJoin's inputs.
     let mut ttl_hints: Vec<(String, u64)> = Vec::new();
     for j in joins {
-        for (k, ms) in &j.ttl_hints {
+        for (k, ms) in &j.join.hints.state_ttl {
             if !ttl_hints.iter().any(|(x, _)| x == k) {
                 ttl_hints.push((k.clone(), *ms));
             }
@@ -307,35 +292,18 @@ fn multi_join_node(
         .iter()
         .map(|a| state_ttl::ttl_for(a.as_deref(), &ttl_hints, config))
         .collect();
-    let all_inner = join_types.iter().all(|t| *t == JoinType::Inner);
-    let changelog = if all_inner && members.iter().all(|m| m.is_insert_only()) {
-        ChangelogMode::INSERT_ONLY
-    } else {
-        ChangelogMode::ALL
-    };
-    let unique_key = members
-        .iter()
-        .zip(&ranges)
-        .map(|(m, (lo, _))| {
-            m.unique_key
-                .as_ref()
-                .map(|u| u.iter().map(|c| c + lo).collect::<Vec<_>>())
-        })
-        .collect::<Option<Vec<_>>>()
-        .map(|parts| parts.concat());
-    PhysicalNode {
-        kind: NodeKind::MultiJoin {
+    let schema = joins.last().expect("a group has joins").schema.clone();
+    MultiJoin::over(
+        members,
+        MultiJoin {
             keys,
             join_types,
             conditions,
-            layouts,
+            layouts: Vec::new(),
             reason: reason.to_string(),
             ttls,
         },
-        inputs: members,
-        schema: schema.clone(),
-        changelog,
-        unique_key,
-        parallelism: config.parallelism(),
-    }
+        schema,
+        config.parallelism(),
+    )
 }

@@ -1,4 +1,4 @@
-//! `SplitDistinctRule`: spreads a distinct aggregate over buckets.
+//! `split_distinct_aggregate`: spreads a distinct aggregate over buckets.
 //!
 //! ```text
 //! before:
@@ -24,11 +24,14 @@
 //! `i`-th distinct column and feeds only the calls on that column, and copy
 //! 0 also feeds the non-distinct calls, so nothing is counted twice.
 
-use super::super::plan::{NodeKind, PhysicalNode};
-use super::super::planner::{aggregate, calc_over};
-use super::state_ttl::StateTtl;
+use super::{PhysicalRule, RuleContext};
 use crate::config::Config;
+use crate::error::Result;
 use crate::logical::{Field, Schema};
+use crate::physical::node::calc;
+use crate::physical::node::expand::Expand;
+use crate::physical::node::group_aggregate::{GroupAggregate, PartialFinal};
+use crate::physical::node::PhysicalNode;
 use operators::agg::{AggKind, AggSpec};
 use operators::expr::{BinOp, Expr};
 use operators::value::{DataType, Value};
@@ -68,14 +71,85 @@ enum Final {
     },
 }
 
-pub fn rewrite(
+pub struct SplitDistinctAggregate;
+
+impl PhysicalRule for SplitDistinctAggregate {
+    fn name(&self) -> &'static str {
+        "split_distinct_aggregate"
+    }
+
+    fn optimize(&self, root: PhysicalNode, ctx: &RuleContext) -> Result<PhysicalNode> {
+        if !ctx.config.split_distinct_enabled() {
+            return Ok(root);
+        }
+        Ok(split(root, ctx.config))
+    }
+}
+
+/// Splits every aggregate the rule applies to, below `node` first.
+fn split(mut node: PhysicalNode, config: &Config) -> PhysicalNode {
+    node.inputs = std::mem::take(&mut node.inputs)
+        .into_iter()
+        .map(|c| split(c, config))
+        .collect();
+    let splits = node
+        .kind
+        .get::<GroupAggregate>()
+        .is_some_and(|a| !a.global && a.partial_final.is_none() && applies(&a.aggs));
+    if !splits {
+        return node;
+    }
+    let agg = node
+        .kind
+        .get::<GroupAggregate>()
+        .expect("a group aggregate")
+        .clone();
+    let child = node.inputs.pop().expect("an aggregate has one input");
+    let half = |child: PhysicalNode,
+                group_by: Vec<usize>,
+                aggs: Vec<AggSpec>,
+                names: Vec<String>,
+                schema: Schema,
+                which: PartialFinal| {
+        let mut n = GroupAggregate::over(
+            child,
+            group_by,
+            aggs,
+            names,
+            schema,
+            agg.mini_batch_size,
+            agg.ttl.clone(),
+            config.parallelism(),
+        );
+        if let Some(a) = n.kind.get_mut::<GroupAggregate>() {
+            a.partial_final = Some(which);
+        }
+        n
+    };
+    rewrite(
+        child,
+        &agg.group_by,
+        &agg.aggs,
+        &agg.agg_names,
+        &node.schema,
+        config,
+        &half,
+    )
+}
+
+/// The half of a split aggregate: `(input, group key, calls, names,
+/// schema, which half)`.
+type Half<'a> = dyn Fn(PhysicalNode, Vec<usize>, Vec<AggSpec>, Vec<String>, Schema, PartialFinal) -> PhysicalNode
+    + 'a;
+
+fn rewrite(
     child: PhysicalNode,
     group_by: &[usize],
     aggs: &[AggSpec],
     names: &[String],
     schema: &Schema,
     config: &Config,
-    ttl: StateTtl,
+    half: &Half,
 ) -> PhysicalNode {
     let buckets = config.split_bucket_num() as i64;
     let width = child.schema.len();
@@ -112,13 +186,14 @@ pub fn rewrite(
     // 1. Bucket column (and, for several distinct columns, Expand with one
     //    filter column per call).
     let mut bucketed_fields = child.schema.fields.clone();
-    bucketed_fields.push(field("$bucket".into(), DataType::Int));
+    // Flink's names for generated columns: `$f` and the position.
+    bucketed_fields.push(field(format!("$f{width}"), DataType::Int));
     let expand = distinct_cols.len() > 1;
     let bucket_col = width;
     let mut filter_cols: Vec<Option<usize>> = aggs.iter().map(|a| a.filter).collect();
     let bucketed = if expand {
         for (j, _) in aggs.iter().enumerate() {
-            bucketed_fields.push(field(format!("$f{j}"), DataType::Boolean));
+            bucketed_fields.push(field(format!("$f{}", width + 1 + j), DataType::Boolean));
             filter_cols[j] = Some(width + 1 + j);
         }
         let projections = distinct_cols
@@ -140,21 +215,19 @@ pub fn rewrite(
             })
             .collect();
         let parallelism = child.parallelism;
-        let changelog = child.changelog;
-        PhysicalNode {
-            kind: NodeKind::Expand { projections },
-            inputs: vec![child],
-            schema: Schema {
+        PhysicalNode::new(
+            Expand { projections },
+            vec![child],
+            Schema {
                 fields: bucketed_fields,
             },
-            changelog,
-            unique_key: None,
+            None,
             parallelism,
-        }
+        )
     } else {
         let mut p: Vec<Expr> = (0..width).map(Expr::col).collect();
         p.push(bucket_of(distinct_cols[0]));
-        calc_over(
+        calc::over(
             child,
             None,
             Some(p),
@@ -217,10 +290,26 @@ pub fn rewrite(
         .iter()
         .map(|&i| bucketed_schema.fields[i].clone())
         .collect();
+    // Flink names the inner outputs `$f<position>`, `_0` added on a clash.
+    let inner_names: Vec<String> = inner_names
+        .iter()
+        .enumerate()
+        .map(|(j, _)| {
+            let base = format!("$f{}", inner_group.len() + j);
+            let taken = |n: &str| inner_fields.iter().any(|f| f.name == n);
+            if !taken(&base) {
+                return base;
+            }
+            (0..)
+                .map(|k| format!("{base}_{k}"))
+                .find(|n| !taken(n))
+                .expect("a free name")
+        })
+        .collect();
     for (spec, n) in inner.iter().zip(&inner_names) {
         inner_fields.push(field(n.clone(), spec.result_type));
     }
-    let inner_node = aggregate(
+    let inner_node = half(
         bucketed,
         inner_group,
         inner,
@@ -228,8 +317,7 @@ pub fn rewrite(
         Schema {
             fields: inner_fields.clone(),
         },
-        config,
-        ttl.clone(),
+        PartialFinal::Partial,
     );
 
     // 3. Outer aggregate by the group key over the inner outputs.
@@ -273,7 +361,7 @@ pub fn rewrite(
     for (spec, n) in outer.iter().zip(&outer_names) {
         outer_fields.push(field(n.clone(), spec.result_type));
     }
-    let outer_node = aggregate(
+    let outer_node = half(
         inner_node,
         (0..g).collect(),
         outer,
@@ -281,8 +369,7 @@ pub fn rewrite(
         Schema {
             fields: outer_fields,
         },
-        config,
-        ttl,
+        PartialFinal::Final,
     );
 
     // 4. The original output: AVG divided, everything else as is.
@@ -314,5 +401,5 @@ pub fn rewrite(
             }
         });
     }
-    calc_over(outer_node, None, Some(projection), schema.clone())
+    calc::over(outer_node, None, Some(projection), schema.clone())
 }

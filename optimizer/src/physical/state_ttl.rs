@@ -1,5 +1,6 @@
-//! `StateTtlRule`: the idle-state retention of each stateful operator's
-//! inputs.
+//! The idle-state retention (TTL) of each stateful operator's inputs,
+//! resolved where the hints are: by the planner as it translates each
+//! aggregate and join (and by the MultiJoin rule for the inputs it fuses).
 //!
 //! ```text
 //! SET 'table.exec.state.ttl' = '1 h';
@@ -19,20 +20,7 @@
 use crate::config::{parse_duration, Config};
 use crate::error::{PlanError, Result};
 use crate::logical::{Hint, LogicalPlan};
-
-/// One input's TTL and where it came from.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct StateTtl {
-    pub ms: u64,
-    /// `config`, `hint` or `plan`.
-    pub origin: String,
-}
-
-impl StateTtl {
-    pub fn describe(&self) -> String {
-        format!("{} ms ({})", self.ms, self.origin)
-    }
-}
+use crate::physical::node::state::StateTtl;
 
 /// The `STATE_TTL` entries of a node's hints, keys lower-cased.
 pub fn hinted(hints: &[Hint]) -> Result<Vec<(String, u64)>> {

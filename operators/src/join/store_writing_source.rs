@@ -15,9 +15,9 @@
 //! then pushed through the join before the other source is read, so the two
 //! sides never see each other's unprocessed rows; `read_ahead > 0` on both
 //! sides makes the duplicates of a delta join appear (see
-//! [`crate::join::delta_join`]).
+//! [`super::delta_join`]).
 
-use super::store::{IndexLookupStore, TableId};
+use crate::lookup::{IndexLookupStore, TableId};
 use crate::changelog::Change;
 use crate::exec::ChangeSource;
 use crate::operator::OpResult;

@@ -1,0 +1,273 @@
+//! `TableSourceScan`: reads a table through its connector; a Calc directly
+//! above the scan is fused into the read (filtered and projected as rows
+//! are read).
+//!
+//! EXPLAIN shows the read as Flink does: a connector that takes a filter
+//! and projection (`filesystem`, see [`pushes_down`]) lists them in the
+//! scan's `filter=` and `project=`; any other gets a `Calc` over the scan.
+//! Below a mini-batch operator a `MiniBatchAssigner` sits on the scan.
+
+use super::build::{JobContext, Out};
+use super::check::{self, Check};
+use super::explain::{exprs, same, select_items, ExplainContext, ExplainNode, Role};
+use super::PhysicalNode;
+use crate::error::Result;
+use crate::logical::{Schema, TableDef};
+use crate::physical::display::{list, name, render, unique_names, Style};
+use operators::calc::CalcOperator;
+use operators::changelog::{Change, ChangelogMode};
+use operators::exec::ChangeSource;
+use operators::expr::Expr;
+use operators::operator::{OpResult, Operator};
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Source {
+    pub table: TableDef,
+    /// The fused Calc's filter, over the table's columns.
+    pub predicate: Option<Expr>,
+    /// The fused Calc's projection, over the table's columns.
+    pub projection: Option<Vec<Expr>>,
+}
+
+impl Source {
+    pub const TYPE_NAMES: &'static [&'static str] = &["stream-exec-table-source-scan_1"];
+
+    /// The scan of `table`, its columns named as the query names them.
+    pub fn scan(table: &TableDef, schema: Schema) -> PhysicalNode {
+        PhysicalNode::new(
+            Source {
+                table: table.clone(),
+                predicate: None,
+                projection: None,
+            },
+            vec![],
+            schema,
+            table.primary_key.clone(),
+            1,
+        )
+    }
+
+    /// Whether it reads the table as is (no filter or projection fused).
+    pub fn is_plain(&self) -> bool {
+        self.predicate.is_none() && self.projection.is_none()
+    }
+
+    /// The table's declared `'index.key'`, as column positions.
+    pub fn index_key(&self) -> Option<Vec<usize>> {
+        let spec = self.table.options.get("index.key")?;
+        spec.split(',')
+            .map(|c| {
+                self.table
+                    .schema
+                    .fields
+                    .iter()
+                    .position(|f| f.name.eq_ignore_ascii_case(c.trim()))
+            })
+            .collect()
+    }
+}
+
+/// Whether the table's connector takes a filter and projection into its
+/// read (Flink's `SupportsFilterPushDown`/`SupportsProjectionPushDown`).
+pub fn pushes_down(table: &TableDef) -> bool {
+    table
+        .options
+        .get("connector")
+        .is_some_and(|c| c.trim().eq_ignore_ascii_case("filesystem"))
+}
+
+/// The columns a scan reads: for a connector that takes the projection,
+/// those the fused filter and projection use (in table order), else all.
+pub fn read_columns(
+    table: &TableDef,
+    predicate: Option<&Expr>,
+    projection: Option<&[Expr]>,
+) -> Vec<usize> {
+    let width = table.schema.len();
+    if !pushes_down(table) {
+        return (0..width).collect();
+    }
+    let mut used = Vec::new();
+    predicate.iter().for_each(|p| p.columns(&mut used));
+    match projection {
+        Some(p) => p.iter().for_each(|e| e.columns(&mut used)),
+        None => used.extend(0..width),
+    }
+    used.sort_unstable();
+    used.dedup();
+    used
+}
+
+/// A source with a fused Calc applied as it reads.
+struct CalcSource {
+    inner: Box<dyn ChangeSource>,
+    calc: CalcOperator,
+    buf: Vec<Change>,
+}
+
+impl ChangeSource for CalcSource {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
+        // Returns the rows read (not kept), so a filtered-out batch is not end of input.
+        self.buf.clear();
+        let n = self.inner.next_batch(max, &mut self.buf)?;
+        let batch = std::mem::take(&mut self.buf);
+        self.calc.process(0, batch, out)?;
+        Ok(n)
+    }
+
+    fn can_read_ahead(&self) -> bool {
+        // A Calc is a pure function of its row.
+        self.inner.can_read_ahead()
+    }
+}
+
+impl super::NodeSpec for Source {
+    fn label(&self) -> String {
+        format!("TableSourceScan({})", self.table.name)
+    }
+
+    fn type_name(&self) -> &'static str {
+        Self::TYPE_NAMES[0]
+    }
+
+    fn input_count(&self) -> usize {
+        0
+    }
+
+    fn changelog(&self, _inputs: &[PhysicalNode]) -> ChangelogMode {
+        datasets::source_changelog_mode(&self.table.options)
+    }
+
+    fn changes_ordered_by_unique_key(&self, _node: &PhysicalNode) -> bool {
+        true
+    }
+
+    fn require_update_before(&mut self, needed: bool) -> bool {
+        needed
+    }
+
+    /// A table read: `Calc` over `[MiniBatchAssigner over] TableSourceScan`.
+    fn explain(&self, n: &PhysicalNode, ctx: &mut dyn ExplainContext) -> ExplainNode {
+        let table = &self.table;
+        let (predicate, projection) = (self.predicate.as_ref(), self.projection.as_deref());
+        let width = table.schema.len();
+        let table_names = unique_names(&table.schema);
+        let read = read_columns(table, predicate, projection);
+        let narrowed = read.len() < width;
+        let mut digest = vec![
+            "default_catalog".to_string(),
+            "default_database".to_string(),
+            table.name.clone(),
+        ];
+        if pushes_down(table) {
+            if let Some(p) = predicate {
+                digest.push(format!(
+                    "filter=[{}]",
+                    render(p, &table_names, Style::Prefix)
+                ));
+            }
+            if narrowed {
+                digest.push(format!("project=[{}]", list(&table_names, &read)));
+                digest.push("metadata=[]".to_string());
+            }
+        }
+        let read_names: Vec<String> = read.iter().map(|&c| table_names[c].clone()).collect();
+        let scan_identity = ctx.scan_identity(n);
+        let mut scan = ExplainNode::new("TableSourceScan", n, scan_identity.clone());
+        scan.role = Role::Source(table.name.clone());
+        scan.parallelism = n.parallelism;
+        scan.attrs
+            .push(same("table", format!("[{}]", digest.join(", "))));
+        scan.attrs.push(same("fields", read_names.join(", ")));
+        let mut top = scan;
+        if ctx.under_mini_batch() {
+            let interval = ctx.mini_batch_interval_ms();
+            let mut mba = ExplainNode::new(
+                "MiniBatchAssigner",
+                n,
+                format!("MBA|{interval}|{scan_identity}"),
+            );
+            mba.attrs.push(same("interval", format!("{interval}ms")));
+            mba.attrs.push(same("mode", "ProcTime"));
+            mba.inputs.push(top);
+            top = mba;
+        }
+        // Table column -> position in the read.
+        let mut map = vec![0; width];
+        for (i, &c) in read.iter().enumerate() {
+            map[c] = i;
+        }
+        let remap = |e: &Expr| e.replace_columns(&|c| Expr::Column(map[c]));
+        let predicate = predicate.map(remap);
+        let projection: Vec<Expr> = match projection {
+            Some(p) => p.iter().map(remap).collect(),
+            None => (0..width).map(|c| Expr::col(map[c])).collect(),
+        };
+        let output = unique_names(&n.schema);
+        let identity_projection = projection.len() == read.len()
+            && projection
+                .iter()
+                .enumerate()
+                .all(|(i, e)| *e == Expr::col(i) && read_names[i] == name(&output, i));
+        if predicate.is_none() && identity_projection {
+            return top;
+        }
+        let mut calc = ExplainNode::new(
+            "Calc",
+            n,
+            format!("CALC|{predicate:?}|{projection:?}|{}", top.identity),
+        );
+        calc.attrs.push(exprs("select", |s| {
+            select_items(&projection, &read_names, &output, s)
+        }));
+        if let Some(p) = &predicate {
+            calc.attrs
+                .push(exprs("where", |s| render(p, &read_names, s)));
+        }
+        calc.inputs.push(top);
+        calc
+    }
+
+    fn validate(&self, node: &PhysicalNode) -> Check {
+        let table = &self.table;
+        let types = table.schema.types();
+        let width = types.len();
+        if let Some(pk) = &table.primary_key {
+            check::columns(
+                &check::field(node, "table.primary_key"),
+                pk,
+                width,
+                "the table",
+            )?;
+        }
+        if let Some(p) = &self.predicate {
+            check::predicate(&check::field(node, "predicate"), p, &types)?;
+        }
+        match &self.projection {
+            Some(p) => {
+                check::projection(&check::field(node, "projection"), p, &types, &node.schema)
+            }
+            None => check::schema_types(&node.schema, &types, "the table"),
+        }
+    }
+
+    fn build(&self, node: &PhysicalNode, _id: usize, ctx: &mut dyn JobContext) -> Result<Out> {
+        let calc = || CalcOperator::new(self.predicate.clone(), self.projection.clone());
+        if let Some(read) = ctx.shared_read(node)? {
+            if self.is_plain() {
+                return Ok(read);
+            }
+            let calc: Box<dyn Operator> = Box::new(calc());
+            return Ok(ctx.add_read_calc(node, calc, read));
+        }
+        let mut src = ctx.open(&self.table)?;
+        if !self.is_plain() {
+            src = Box::new(CalcSource {
+                inner: src,
+                calc: calc(),
+                buf: Vec::new(),
+            });
+        }
+        Ok(ctx.add_source(src))
+    }
+}
