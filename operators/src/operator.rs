@@ -6,6 +6,23 @@
 //! [`Operator::finish_bundle`] when a mini-batch bundle closes (on size, on
 //! latency, and at end of input). Operators, sources and the sink fail
 //! with one error type, [`OpError`], whose causes stay typed.
+//!
+//! Input buffers are owned by contract, as dbsp's operators state an
+//! ownership preference for their inputs. An operator declares once, when
+//! it is built, whether it keeps the rows of its input batches
+//! ([`InputOwnership::Takes`]: into state, a bundle, its output) or only
+//! reads them ([`InputOwnership::Reads`]). The executor hands a taker each
+//! batch by value ([`Operator::process`]) and lends a reader each batch
+//! ([`Operator::process_read`]); a lent batch stays the executor's, which
+//! sends it back to the thread that read it, so its rows are freed where
+//! they were allocated (see `exec/mod.rs`). The declaration may change only
+//! where the operator says so; it never changes what the operator computes.
+//!
+//! How an operator emits is fixed by whoever builds it, never switched by
+//! the executor: an operator built to feed a sink that only counts kinds
+//! (the aggregate's [`Emission::KindsOnly`]) emits the same changes with
+//! empty rows; the job builder chooses that, and the executor refuses a
+//! stage so built that feeds anything but such sinks.
 
 use crate::changelog::Change;
 use crate::lookup::LookupStoreError;
@@ -67,10 +84,53 @@ pub enum SourceError {
 
 pub type OpResult<T> = Result<T, OpError>;
 
+/// Whether an operator keeps the rows of its input batches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputOwnership {
+    /// It moves rows out of its batches: the executor gives it each batch.
+    Takes,
+    /// It only reads them: the executor lends it each batch
+    /// ([`Operator::process_read`]) and disposes of the batch after.
+    Reads,
+}
+
+/// How an operator builds the rows it emits; a constructor's choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Emission {
+    /// Every change with its row.
+    #[default]
+    Rows,
+    /// The same changes, in the same order, with empty rows: only their
+    /// kinds are observed (a sink that counts `+I`/`-U`/`+U`/`-D`, such as
+    /// a blackhole with no `--changelog` or `--result`). Flink hands such a
+    /// sink a reused row object; building a fresh row no one reads would
+    /// make emitting look dearer here than there.
+    KindsOnly,
+}
+
 pub trait Operator: Send {
     /// Processes `batch`, which arrived on input `input` (0 for one-input
     /// operators; 0 = left and 1 = right for joins), appending output to `out`.
     fn process(&mut self, input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()>;
+
+    /// What the operator does with its input batches; the executor calls
+    /// [`Operator::process_read`] instead of [`Operator::process`] for a
+    /// reader. Asked per batch (a mini-batch aggregate takes, the same
+    /// aggregate one record at a time reads). Default: it takes them.
+    fn input_ownership(&self) -> InputOwnership {
+        InputOwnership::Takes
+    }
+
+    /// Processes a lent `batch`, as [`Operator::process`] would; for
+    /// operators that only read their input. Default: processes a copy.
+    fn process_read(
+        &mut self,
+        input: usize,
+        batch: &[Change],
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
+        self.process(input, batch.to_vec(), out)
+    }
 
     /// Emits whatever a mini-batch bundle buffered. One-record-at-a-time
     /// operators have nothing buffered.
@@ -83,15 +143,6 @@ pub trait Operator: Send {
     fn buffered(&self) -> usize {
         0
     }
-
-    /// Tells the operator that of its output only the kinds are observed:
-    /// it feeds a sink that just counts `+I`/`-U`/`+U`/`-D` (a blackhole
-    /// with no `--changelog` or `--result` asked for). It may then emit
-    /// changes with empty rows; which changes it emits, and when, must not
-    /// change. Flink hands such a sink a reused row object; building a
-    /// fresh row no one reads would make emitting look dearer here than
-    /// there. Default: rows are built anyway.
-    fn emit_kinds_only(&mut self) {}
 
     /// Every state the operator keeps, with its counters.
     fn state_reports(&self) -> Vec<StateReport> {

@@ -7,11 +7,11 @@
 use operators::changelog::{Change, RowKind, SinkEncoding};
 use operators::exec::{ChangeSource, Exchange, JobBuilder, Target};
 use operators::expr::{BinOp, Expr};
+use operators::join::StoreWritingSource;
 use operators::join::{
     DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec, JoinSpec, JoinStateLayout,
     RegularJoinOperator,
 };
-use operators::join::StoreWritingSource;
 use operators::lookup::{IndexLookupStore, TableId};
 use operators::operator::{OpResult, Operator};
 use operators::sink::SinkCollector;

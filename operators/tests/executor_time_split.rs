@@ -70,7 +70,8 @@ fn run(read_ahead: bool, slow_sink: bool) -> operators::exec::JobReport {
     }
     .expect("job");
     if slow_sink {
-        job.set_sink_writer(0, Box::new(SlowWriter));
+        job.set_sink_writer(0, Box::new(SlowWriter))
+            .expect("writer");
     }
     job.run(&mut |_| {}).expect("run")
 }

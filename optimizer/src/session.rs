@@ -518,7 +518,8 @@ fn run_job(
             let writer =
                 datasets::ResultCsvWriter::headless(&file, &plan.sink.table.schema.names())
                     .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
-            job.set_sink_writer(k, Box::new(writer));
+            job.set_sink_writer(k, Box::new(writer))
+                .map_err(|e| PlanError::plan(format!("sink '{sink}': {e}")))?;
         }
     }
     let label = plans

@@ -35,9 +35,15 @@
 //! state: same changelog, same counters. What is computed for a key is
 //! written once ([`super::fold`], over [`super::acc::Acc`]).
 //!
-//! Feeding a sink that only counts kinds ([`Operator::emit_kinds_only`]),
+//! Built to feed a sink that only counts kinds
+//! ([`GroupAggregateOperator::with_emission`], [`Emission::KindsOnly`]),
 //! the operator emits the same changes with empty rows: whether to emit is
 //! decided on the results either way, so kinds and order do not change.
+//!
+//! One record at a time, the operator only reads its input batches
+//! ([`InputOwnership::Reads`]: the executor frees them where they were
+//! read); in mini-batch mode it keeps the records in its bundle
+//! ([`InputOwnership::Takes`]).
 //!
 //! Counters: one-record-at-a-time, per input record one read and one write
 //! (or delete) of `acc`; mini-batch, one read and one write per distinct key
@@ -48,7 +54,7 @@ use super::core::AggCore;
 use super::fold::{AggInput, Emit, Fold};
 use super::functions::AggSpec;
 use crate::changelog::Change;
-use crate::operator::{OpResult, Operator};
+use crate::operator::{Emission, InputOwnership, OpResult, Operator};
 use crate::state::heap::{fixed_state, FixedState};
 use crate::state::{StateBackend, StateReport, PREFETCH_AHEAD};
 use crate::value::Value;
@@ -183,6 +189,13 @@ impl GroupAggregateOperator {
         })
     }
 
+    /// Emits as `emission` says: [`Emission::KindsOnly`] for a sink that
+    /// only counts kinds (the job builder's choice; the executor checks it).
+    pub fn with_emission(mut self, emission: Emission) -> GroupAggregateOperator {
+        self.fold.emit.kinds_only = emission == Emission::KindsOnly;
+        self
+    }
+
     /// Buffers records and closes a bundle every `size` records (mini-batch).
     pub fn with_mini_batch(mut self, size: usize) -> GroupAggregateOperator {
         self.bundle = Some(Bundle::new(size, self.group_key.len()));
@@ -287,27 +300,9 @@ fn one_at_a_time<S: AccStore>(
 }
 
 impl Operator for GroupAggregateOperator {
-    fn process(
-        &mut self,
-        _input: usize,
-        batch: Vec<Change>,
-        out: &mut Vec<Change>,
-    ) -> OpResult<()> {
+    fn process(&mut self, input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()> {
         if self.bundle.is_none() {
-            let GroupAggregateOperator {
-                group_key,
-                fold,
-                store,
-                key_buf,
-                ..
-            } = self;
-            match store {
-                Stores::Rows(s) => one_at_a_time(s, fold, group_key, key_buf, &batch, out)?,
-                Stores::Packed(s) => one_at_a_time(s, fold, group_key, key_buf, &batch, out)?,
-            }
-            // Read only: the rows go back to the thread that made them.
-            crate::exec::give_back(batch);
-            return Ok(());
+            return self.process_read(input, &batch, out);
         }
         for c in batch {
             self.extract_key(&c.row);
@@ -319,12 +314,39 @@ impl Operator for GroupAggregateOperator {
         Ok(())
     }
 
-    fn finish_bundle(&mut self, out: &mut Vec<Change>) -> OpResult<()> {
-        self.close_bundle(out)
+    fn input_ownership(&self) -> InputOwnership {
+        match self.bundle {
+            None => InputOwnership::Reads,
+            Some(_) => InputOwnership::Takes,
+        }
     }
 
-    fn emit_kinds_only(&mut self) {
-        self.fold.emit.kinds_only = true;
+    /// One record at a time (a mini-batch bundle keeps its records, so it
+    /// processes a copy).
+    fn process_read(
+        &mut self,
+        input: usize,
+        batch: &[Change],
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
+        if self.bundle.is_some() {
+            return self.process(input, batch.to_vec(), out);
+        }
+        let GroupAggregateOperator {
+            group_key,
+            fold,
+            store,
+            key_buf,
+            ..
+        } = self;
+        match store {
+            Stores::Rows(s) => one_at_a_time(s, fold, group_key, key_buf, batch, out),
+            Stores::Packed(s) => one_at_a_time(s, fold, group_key, key_buf, batch, out),
+        }
+    }
+
+    fn finish_bundle(&mut self, out: &mut Vec<Change>) -> OpResult<()> {
+        self.close_bundle(out)
     }
 
     fn buffered(&self) -> usize {

@@ -1,10 +1,10 @@
 //! Building and running a job (see the module doc of [`super`]).
 
 use super::exchange::Exchange;
-use super::give_back::{self, Returned};
+use super::give_back::Returned;
 use super::metrics::{JobReport, LatencyStats, SinkReport, StageReport, SubtaskLoad};
 use crate::changelog::Change;
-use crate::operator::{OpResult, Operator};
+use crate::operator::{Emission, InputOwnership, OpError, OpResult, Operator};
 use crate::sink::{RowWriter, SinkCollector};
 use crate::state::{StateBackend, StateReport};
 use rayon::prelude::*;
@@ -102,6 +102,10 @@ fn read_ahead(
 }
 
 pub type StageId = usize;
+
+/// What a subtask made of a batch: its output, the output's stamp, and the
+/// batch itself when it was only lent ([`InputOwnership::Reads`]).
+type Processed = (Vec<Change>, Option<Instant>, Option<Vec<Change>>);
 pub type SinkId = usize;
 
 /// Where a source or stage sends its output.
@@ -124,6 +128,8 @@ struct Stage {
     held_since: Vec<Option<Instant>>,
     outputs: Outputs,
     shuffled: u64,
+    /// How its operators were built to emit ([`JobBuilder::set_emission`]).
+    emission: Emission,
 }
 
 struct SourceSlot {
@@ -173,8 +179,16 @@ impl JobBuilder {
             held_since: vec![None; n],
             outputs: Vec::new(),
             shuffled: 0,
+            emission: Emission::Rows,
         });
         self.stages.len() - 1
+    }
+
+    /// Records that the stage's operators were built with `emission`;
+    /// [`JobBuilder::build`] (and [`Job::set_sink_writer`]) refuse a
+    /// kinds-only stage that feeds anything but sinks that count kinds.
+    pub fn set_emission(&mut self, stage: StageId, emission: Emission) {
+        self.stages[stage].emission = emission;
     }
 
     /// Adds a sink; `name` labels its report.
@@ -236,6 +250,16 @@ impl JobBuilder {
             if s.subtasks.is_empty() {
                 return Err(format!("stage {i} ({}) has no subtasks", s.name));
             }
+            let counts_only = |t: &Target| match t {
+                Target::Sink(k) => self.sinks[*k].collector.counts_only(),
+                Target::Stage(..) => false,
+            };
+            if s.emission == Emission::KindsOnly && !s.outputs.iter().all(|(t, _)| counts_only(t)) {
+                return Err(format!(
+                    "stage {i} ({}) emits kinds only but feeds a consumer that reads rows",
+                    s.name
+                ));
+            }
         }
         if let Some(k) = fed.iter().position(|f| !f) {
             return Err(format!("sink {k} ({}) is not fed", self.sinks[k].name));
@@ -245,7 +269,7 @@ impl JobBuilder {
             stages: self.stages,
             sinks: self.sinks,
             options,
-            give_back: None,
+            return_to_reader: None,
             source_wait: Duration::ZERO,
             sink_time: Duration::ZERO,
         })
@@ -273,8 +297,9 @@ pub struct Job {
     sinks: Vec<SinkSlot>,
     options: JobOptions,
     /// The way back to the one read-ahead source, during a run that has
-    /// exactly one ([`give_back`]).
-    give_back: Option<std::sync::mpsc::Sender<Vec<Change>>>,
+    /// exactly one: where the batches lent to operators that only read them
+    /// go once processed ([`InputOwnership::Reads`]).
+    return_to_reader: Option<std::sync::mpsc::Sender<Vec<Change>>>,
     /// Time the job's thread waited for sources, and spent in the sinks.
     source_wait: Duration,
     sink_time: Duration,
@@ -286,9 +311,21 @@ impl Job {
     }
 
     /// Writes the sink's rows to `writer` as they arrive; [`Job::finish_sink`]
-    /// completes it after the run.
-    pub fn set_sink_writer(&mut self, sink: SinkId, writer: Box<dyn RowWriter>) {
+    /// completes it after the run. Refused for a sink fed by a stage built
+    /// to emit kinds only: the rows it would write are empty.
+    pub fn set_sink_writer(&mut self, sink: SinkId, writer: Box<dyn RowWriter>) -> OpResult<()> {
+        let kinds_only = self.stages.iter().find(|s| {
+            s.emission == Emission::KindsOnly
+                && s.outputs.iter().any(|(t, _)| *t == Target::Sink(sink))
+        });
+        if let Some(s) = kinds_only {
+            return Err(OpError::Spec(format!(
+                "sink {} is fed by {}, built to emit kinds only; it cannot write rows",
+                self.sinks[sink].name, s.name
+            )));
+        }
         self.sinks[sink].collector.set_writer(writer);
+        Ok(())
     }
 
     /// Completes the sink's writer (after a successful run).
@@ -303,20 +340,6 @@ impl Job {
             // The first parallel job of a process would time the start of
             // rayon's worker threads; start them before the clock does.
             rayon::broadcast(|_| ());
-        }
-        // A stage whose every consumer is a sink that only counts kinds
-        // may emit rows without their values.
-        for stage in &mut self.stages {
-            let kinds_only = stage.outputs.iter().all(|(t, _)| match t {
-                Target::Sink(k) => self.sinks[*k].collector.counts_only(),
-                Target::Stage(..) => false,
-            });
-            if kinds_only {
-                stage
-                    .subtasks
-                    .iter_mut()
-                    .for_each(|op| op.emit_kinds_only());
-            }
         }
         let start = Instant::now();
         let mut sources = std::mem::take(&mut self.sources);
@@ -333,7 +356,7 @@ impl Job {
                     let (tx, rx) = std::sync::mpsc::sync_channel(READ_AHEAD_GROUPS);
                     let (back, returned) = std::sync::mpsc::channel();
                     if readers == 1 {
-                        self.give_back = Some(back);
+                        self.return_to_reader = Some(back);
                     }
                     let returned = Returned::new(returned);
                     let source = &mut slot.source;
@@ -342,7 +365,7 @@ impl Job {
                 })
                 .collect();
             let result = self.run_feeds(start, &mut feeds, &outputs, progress);
-            self.give_back = None;
+            self.return_to_reader = None;
             result
             // Dropping the feeds hangs up on readers still running.
         });
@@ -506,6 +529,9 @@ impl Job {
                     stage.shuffled += partitions.iter().map(|b| b.len() as u64).sum::<u64>();
                 }
                 let (batches, in_stamps) = exchange.route_stamped(partitions, &stamps, p);
+                // A read-ahead source's batch, whole (one subtask), goes
+                // back to its reader to be freed and refilled there.
+                let return_lent = from_reader && p == 1 && self.return_to_reader.is_some();
                 let run = |((op, held), ((batch, stamp), load)): SubtaskInput| {
                     let t = Instant::now();
                     let n = batch.len();
@@ -514,7 +540,16 @@ impl Job {
                     // Room for an update's two rows per record, so an
                     // aggregate's output is not copied while it grows.
                     let mut out = Vec::with_capacity(2 * n);
-                    let r = op.process(input, batch, &mut out);
+                    // The ownership contract (`operator.rs`): a reader is
+                    // lent the batch; it comes back to go to its reader,
+                    // or is dropped here, on the subtask's thread.
+                    let (r, lent) = match op.input_ownership() {
+                        InputOwnership::Takes => (op.process(input, batch, &mut out), None),
+                        InputOwnership::Reads => {
+                            let r = op.process_read(input, &batch, &mut out);
+                            (r, return_lent.then_some(batch))
+                        }
+                    };
                     load.records_out += out.len() as u64;
                     load.busy += t.elapsed();
                     let after = op.buffered();
@@ -539,15 +574,9 @@ impl Job {
                         (_, true) => stamp,
                         (_, false) => oldest,
                     };
-                    r.map(|_| (out, out_stamp))
+                    r.map(|_| (out, out_stamp, lent))
                 };
-                // One subtask runs on this thread: a reader's batch it is
-                // done with can go back to the reader.
-                let route = from_reader && p == 1;
-                if let (true, Some(back)) = (route, &self.give_back) {
-                    give_back::route_to(back.clone());
-                }
-                let outputs: Vec<OpResult<(Vec<Change>, Option<Instant>)>> = if p == 1 {
+                let outputs: Vec<OpResult<Processed>> = if p == 1 {
                     stage
                         .subtasks
                         .iter_mut()
@@ -574,14 +603,18 @@ impl Job {
                         .map(run)
                         .collect()
                 };
-                if route {
-                    give_back::route_none();
+                let mut parts = Vec::with_capacity(p);
+                let mut stamps = Vec::with_capacity(p);
+                for o in outputs {
+                    let (out, stamp, lent) = o?;
+                    if let (Some(batch), Some(back)) = (lent, &self.return_to_reader) {
+                        // A reader that already stopped: dropped here.
+                        let _ = back.send(batch);
+                    }
+                    parts.push(out);
+                    stamps.push(stamp);
                 }
-                let (outputs, stamps): (Vec<Vec<Change>>, Vec<Option<Instant>>) = outputs
-                    .into_iter()
-                    .collect::<OpResult<Vec<_>>>()?
-                    .into_iter()
-                    .unzip();
+                let outputs = parts;
                 if outputs.iter().all(Vec::is_empty) {
                     return Ok(());
                 }

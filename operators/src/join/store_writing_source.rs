@@ -17,9 +17,9 @@
 //! sides makes the duplicates of a delta join appear (see
 //! [`super::delta_join`]).
 
-use crate::lookup::{IndexLookupStore, TableId};
 use crate::changelog::Change;
 use crate::exec::ChangeSource;
+use crate::lookup::{IndexLookupStore, TableId};
 use crate::operator::OpResult;
 use std::collections::VecDeque;
 use std::sync::Arc;

@@ -14,7 +14,7 @@ use crate::logical::TableDef;
 use operators::exec::job::JobOptions;
 use operators::exec::{ChangeSource, Exchange, Job, JobBuilder, StageId, Target};
 use operators::lookup::IndexLookupStore;
-use operators::operator::Operator;
+use operators::operator::{Emission, Operator};
 use operators::sink::SinkCollector;
 use operators::state::StateBackend;
 use std::collections::{HashMap, HashSet};
@@ -102,11 +102,12 @@ pub fn build_job(
         split_reads,
         reads: HashMap::new(),
         stages: Vec::new(),
+        kinds_only_root: None,
     };
+    let shared_roots = shared_roots(plans, &graph.reuse);
     let mut stages = Vec::new();
-    for plan in plans {
+    for (k, plan) in plans.iter().enumerate() {
         graph.stages.clear();
-        let out = graph.add_node(&plan.root)?;
         let print = match plan.sink.table.options.get("connector").map(String::as_str) {
             Some("print") => Some(
                 plan.sink
@@ -118,6 +119,17 @@ pub fn build_job(
             ),
             _ => None,
         };
+        // The root feeds this sink alone (not a sub-plan another plan
+        // reads) and the sink keeps nothing but kinds: no changelog, no
+        // result, no printing, no file (whose writer is set later).
+        let counts_only = !keep_changelog
+            && !materialize
+            && print.is_none()
+            && sink_file(&plan.sink.table).is_none();
+        graph.kinds_only_root =
+            (counts_only && !shared_roots[k]).then_some(&plan.root as *const PhysicalNode);
+        let out = graph.add_node(&plan.root)?;
+        graph.kinds_only_root = None;
         // (A filesystem sink's writer is set by whoever resolves its path.)
         let sink = SinkCollector::new(
             plan.sink.encoding.clone(),
@@ -136,6 +148,23 @@ pub fn build_job(
         deterministic_clock: settings.clock == ClockKind::Deterministic,
     };
     Ok((graph.b.build(options).map_err(PlanError::plan)?, stages))
+}
+
+/// Per plan: whether its root is a sub-plan that also occurs elsewhere
+/// in the job (its stage is shared, so it feeds more than this sink).
+fn shared_roots(plans: &[PhysicalPlan], reuse: &Reuse) -> Vec<bool> {
+    fn walk(n: &PhysicalNode, reuse: &Reuse, seen: &mut HashMap<String, usize>) {
+        if let Some(k) = reuse.sub_plan_key(n) {
+            *seen.entry(k).or_default() += 1;
+        }
+        n.inputs.iter().for_each(|c| walk(c, reuse, seen));
+    }
+    let mut seen = HashMap::new();
+    plans.iter().for_each(|p| walk(&p.root, reuse, &mut seen));
+    plans
+        .iter()
+        .map(|p| reuse.sub_plan_key(&p.root).is_some_and(|k| seen[&k] > 1))
+        .collect()
 }
 
 /// The reads scanned by differing sources (another filter or projection):
@@ -181,6 +210,9 @@ struct JobGraph<'a> {
     reads: HashMap<String, usize>,
     /// The stages of the plan being added, in `stage_nodes()` order.
     stages: Vec<StageId>,
+    /// The root of the plan being added when its output goes only to a
+    /// sink that counts kinds (compared by address: that node, no other).
+    kinds_only_root: Option<*const PhysicalNode>,
 }
 
 impl JobGraph<'_> {
@@ -265,11 +297,19 @@ impl JobContext for JobGraph<'_> {
         inputs: Vec<Out>,
     ) -> Out {
         let s = self.b.add_stage(describe(node), subtasks);
+        self.b.set_emission(s, self.emission(node));
         self.stages.push(s);
         for (i, up) in inputs.into_iter().enumerate() {
             self.connect(up, Target::Stage(s, i), node.input_exchange(i));
         }
         Out::Stage(s)
+    }
+
+    fn emission(&self, node: &PhysicalNode) -> Emission {
+        match self.kinds_only_root {
+            Some(root) if std::ptr::eq(root, node) => Emission::KindsOnly,
+            _ => Emission::Rows,
+        }
     }
 
     fn lookup_store(&mut self) -> Result<Arc<IndexLookupStore>> {
