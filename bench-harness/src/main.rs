@@ -19,11 +19,11 @@
 //!   install|start|status|stop`: Flink as a second engine (see `flink/`)
 //!
 //! Bad input (SQL, configuration, files, CSV rows) exits with code 2 and a
-//! message that says what and where; an execution failure (IO, RocksDB, a
-//! Flink cluster that does not answer, a Flink job that fails) exits with
-//! 3, and so does a failed write to stdout or an output file ([`output`]);
-//! `lab compare` exits with 1 when the engines' results differ. The codes
-//! are in [`exit_code`].
+//! message that says what and where; a failure of execution (IO, RocksDB,
+//! a full disk, a failed write to stdout or an output file: [`output`], a
+//! Flink cluster that does not answer, a Flink job that fails) says
+//! "execution failed" and exits with 3; `lab compare` exits with 1 when
+//! the engines' results differ. The codes are in [`exit_code`].
 
 use bench_harness::{campaign, exit_code, files, flink, output, summary, template};
 
@@ -302,14 +302,19 @@ impl Failure {
             message: message.into(),
         }
     }
+
+    /// A failure of execution: the input was fine, running or writing failed.
+    fn execution(message: impl std::fmt::Display) -> Failure {
+        Failure {
+            code: exit_code::EXECUTION_FAILED,
+            message: format!("execution failed: {message}"),
+        }
+    }
 }
 
 impl From<output::OutputError> for Failure {
     fn from(e: output::OutputError) -> Failure {
-        Failure {
-            code: exit_code::EXECUTION_FAILED,
-            message: e.to_string(),
-        }
+        Failure::execution(e)
     }
 }
 
@@ -505,7 +510,7 @@ fn run_sql(
             match w.finish() {
                 Ok(()) => done.push(format!("  changelog written to {}", p.display())),
                 Err(e) => {
-                    failed = Some(e);
+                    failed = Some(e.to_string());
                     break 'files;
                 }
             }
@@ -549,10 +554,7 @@ fn run_sql(
         (None, Err(e)) => e.to_string(),
         (None, Ok(())) => return Ok(()),
     };
-    Err(Failure {
-        code: exit_code::EXECUTION_FAILED,
-        message: error,
-    })
+    Err(Failure::execution(error))
 }
 
 fn main() -> ExitCode {
@@ -686,9 +688,8 @@ fn main() -> ExitCode {
             // An existing file is refused (bad input); a failed write is
             // a failure of execution.
             write_plan(&plan, out, false)?;
-            outln!("plan written to {}", out.display()).map_err(|e| Failure {
-                code: exit_code::EXECUTION_FAILED,
-                message: format!("{e}; the plan {} is complete", out.display()),
+            outln!("plan written to {}", out.display()).map_err(|e| {
+                Failure::execution(format_args!("{e}; the plan {} is complete", out.display()))
             })?;
             Ok(())
         })(),

@@ -27,6 +27,7 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use operators::sink::{RowWriter, SinkError};
 use operators::{Change, Value};
 
 use crate::csv_read::OP_COLUMN;
@@ -288,23 +289,23 @@ pub fn write_changelog_csv(
 
 /// `--changelog` writes the changes a sink receives as they arrive.
 impl operators::sink::ChangeWriter for ChangelogCsvWriter {
-    fn write(&mut self, change: &Change) -> Result<(), String> {
-        ChangelogCsvWriter::write(self, change).map_err(|e| e.to_string())
+    fn write(&mut self, change: &Change) -> Result<(), SinkError> {
+        Ok(ChangelogCsvWriter::write(self, change)?)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), String> {
-        ChangelogCsvWriter::finish(*self).map_err(|e| e.to_string())
+    fn finish(self: Box<Self>) -> Result<(), SinkError> {
+        Ok(ChangelogCsvWriter::finish(*self)?)
     }
 }
 
 /// A `filesystem` sink writes the rows it receives as they arrive.
-impl operators::sink::RowWriter for ResultCsvWriter {
-    fn write(&mut self, row: &[Value]) -> Result<(), String> {
-        self.write_row(row).map_err(|e| e.to_string())
+impl RowWriter for ResultCsvWriter {
+    fn write(&mut self, row: &[Value]) -> Result<(), SinkError> {
+        Ok(self.write_row(row)?)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), String> {
-        ResultCsvWriter::finish(*self).map_err(|e| e.to_string())
+    fn finish(self: Box<Self>) -> Result<(), SinkError> {
+        Ok(ResultCsvWriter::finish(*self)?)
     }
 }
 

@@ -16,19 +16,25 @@ use crate::value::{cmp_rows, Row, Value};
 
 /// Where a sink writes the rows it receives, in arrival order.
 pub trait RowWriter: Send {
-    fn write(&mut self, row: &[Value]) -> Result<(), String>;
+    fn write(&mut self, row: &[Value]) -> Result<(), SinkError>;
     /// Completes the output: until then it must not look complete.
-    fn finish(self: Box<Self>) -> Result<(), String>;
+    fn finish(self: Box<Self>) -> Result<(), SinkError>;
 }
 
 /// Where a sink writes every change it receives, kind and row, in arrival
 /// order (`lab run --changelog`): the changelog streams to its file instead
 /// of being kept, so memory does not grow with its length.
 pub trait ChangeWriter: Send {
-    fn write(&mut self, change: &Change) -> Result<(), String>;
+    fn write(&mut self, change: &Change) -> Result<(), SinkError>;
     /// Completes the output: until then it must not look complete.
-    fn finish(self: Box<Self>) -> Result<(), String>;
+    fn finish(self: Box<Self>) -> Result<(), SinkError>;
 }
+
+/// Why a sink's writer failed (IO: a full disk, a path it cannot write),
+/// with the writer's own error as the cause.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct SinkError(pub Box<dyn std::error::Error + Send + Sync>);
 
 pub struct SinkCollector {
     encoding: SinkEncoding,
@@ -83,7 +89,7 @@ impl SinkCollector {
     }
 
     /// Completes the writer's output, if there is one.
-    pub fn finish_writer(&mut self) -> Result<(), String> {
+    pub fn finish_writer(&mut self) -> Result<(), SinkError> {
         match self.writer.take() {
             Some(w) => w.finish(),
             None => Ok(()),
@@ -91,7 +97,7 @@ impl SinkCollector {
     }
 
     /// Takes a batch; fails only when the writer does.
-    pub fn consume(&mut self, batch: Vec<Change>) -> Result<(), String> {
+    pub fn consume(&mut self, batch: Vec<Change>) -> Result<(), SinkError> {
         for c in batch {
             self.counts.add(c.kind);
             if let Some(prefix) = &self.print {
@@ -102,7 +108,9 @@ impl SinkCollector {
                     // The reader went away (`| head`): print no more.
                     Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => self.print = None,
                     Err(e) => {
-                        return Err(format!("print sink: cannot write to standard output: {e}"))
+                        return Err(SinkError(
+                            format!("print sink: cannot write to standard output: {e}").into(),
+                        ))
                     }
                 }
             }

@@ -9,37 +9,50 @@
 
 use crate::catalog_view::CatalogView;
 use crate::config::{Config, StateBackendKind};
-use crate::error::PlanError;
+use crate::error::{ErrorKind, PlanError};
 use crate::logical::{ExplainDetails, ExplainTarget, InsertStatement, Statement};
 use crate::physical::compiled_plan;
 use crate::physical::explain::{explain, Explained};
-use crate::physical::job::{build_job, ConnectorSources, Runtime, SourceProvider};
+use crate::physical::job::{build_job, ConnectorSources, Runtime, SinkKeeps, SourceProvider};
 use crate::physical::{plan_insert, plan_query, PhysicalPlan};
 use crate::sql::{parse_script, Script};
 use operators::changelog::Change;
 use operators::exec::{JobReport, SinkReport};
+use operators::operator::OpError;
 use operators::sink::ChangeWriter;
 use operators::state::{BackendKind, StateBackend};
 use std::path::Path;
 use std::sync::Arc;
 
-/// A failure while running a script: bad input (exit code 2) or an
-/// execution failure (exit code 3).
+/// A failure while running a script: bad input (exit code 2) or a
+/// failure of execution (IO, RocksDB, a full disk: exit code 3).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error("{0}")]
-    Input(#[from] PlanError),
-    /// A source could not read its input: bad input too.
+    Input(PlanError),
+    /// Bad input the job met while running (a malformed row, a record an
+    /// operator cannot take).
     #[error("{0}")]
-    Source(String),
+    BadInput(OpError),
     #[error("execution failed: {0}")]
     Execution(String),
+}
+
+/// A planning error is bad input, but for one that says the machine
+/// failed ([`ErrorKind::Execution`]).
+impl From<PlanError> for RunError {
+    fn from(e: PlanError) -> RunError {
+        match e.kind {
+            ErrorKind::Execution => RunError::Execution(e.message),
+            _ => RunError::Input(e),
+        }
+    }
 }
 
 impl RunError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            RunError::Input(_) | RunError::Source(_) => 2,
+            RunError::Input(_) | RunError::BadInput(_) => 2,
             RunError::Execution(_) => 3,
         }
     }
@@ -475,14 +488,16 @@ pub fn run_parsed_explaining(
     Ok(outcomes)
 }
 
-/// The state backend `config` asks for (`state.backend.type`, `lab.state.dir`).
-pub fn backend_for(config: &Config) -> Result<StateBackend, PlanError> {
+/// The state backend `config` asks for (`state.backend.type`,
+/// `lab.state.dir`); one that cannot open (RocksDB, its directory) is a
+/// failure of execution, not bad input.
+pub fn backend_for(config: &Config) -> Result<StateBackend, RunError> {
     let kind = match config.state_backend() {
         StateBackendKind::HashMap => BackendKind::Heap,
         StateBackendKind::RocksDb => BackendKind::RocksDb,
     };
     StateBackend::new(kind, config.state_dir().as_deref())
-        .map_err(|e| PlanError::plan(e.to_string()))
+        .map_err(|e| RunError::Execution(e.to_string()))
 }
 
 /// Runs the plans as one job (one sink each), with the settings they were
@@ -498,7 +513,7 @@ fn run_job(
 ) -> Result<Vec<InsertOutcome>, RunError> {
     // A state directory that cannot be created is a failure of the disk,
     // not of the script.
-    let backend = backend_for(&config).map_err(|e| RunError::Execution(e.message))?;
+    let backend = backend_for(&config)?;
     let state_dir = config.state_dir();
     let runtime = Runtime {
         sources,
@@ -508,8 +523,11 @@ fn run_job(
     let (mut job, stages) = build_job(
         &plans,
         &runtime,
-        options.keep_changelog,
-        options.materialize,
+        SinkKeeps {
+            changelog: options.keep_changelog,
+            result: options.materialize,
+            changelog_written: options.changelog_to.is_some(),
+        },
     )
     .map_err(|e| at_table_definition(script, e))?;
     for (k, plan) in plans.iter().enumerate() {
@@ -520,13 +538,15 @@ fn run_job(
             let writer =
                 datasets::ResultCsvWriter::headless(&file, &plan.sink.table.schema.names())
                     .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
-            job.set_sink_writer(k, Box::new(writer));
+            job.set_sink_writer(k, Box::new(writer))
+                .map_err(|e| PlanError::plan(format!("sink '{sink}': {e}")))?;
         }
         if let Some(open) = options.changelog_to {
             let sink = &plan.sink.table.name;
             let writer = open(sink, &plan.sink.table.schema.names())
                 .map_err(|e| RunError::Execution(format!("changelog of sink '{sink}': {e}")))?;
-            job.set_changelog_writer(k, writer);
+            job.set_changelog_writer(k, writer)
+                .map_err(|e| PlanError::plan(format!("sink '{sink}': {e}")))?;
         }
     }
     let label = plans
@@ -534,9 +554,12 @@ fn run_job(
         .map(|p| p.sink.table.name.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let report = job.run(&mut |n| progress(&label, n)).map_err(|e| match e {
-        operators::operator::OpError::Source(m) => RunError::Source(m),
-        e => RunError::Execution(e.to_string()),
+    let report = job.run(&mut |n| progress(&label, n)).map_err(|e| {
+        if e.is_bad_input() {
+            RunError::BadInput(e)
+        } else {
+            RunError::Execution(e.to_string())
+        }
     })?;
     for (k, plan) in plans.iter().enumerate() {
         job.finish_sink(k)

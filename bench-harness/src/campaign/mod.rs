@@ -53,10 +53,10 @@ impl CampaignError {
         }
     }
 
-    pub fn execution(message: impl Into<String>) -> CampaignError {
+    pub fn execution(message: impl std::fmt::Display) -> CampaignError {
         CampaignError {
             code: crate::exit_code::EXECUTION_FAILED,
-            message: message.into(),
+            message: format!("execution failed: {message}"),
         }
     }
 

@@ -58,7 +58,8 @@ use super::draw::{below, mix, push_alphanumeric, Permutation, SplitMix};
 use super::options::{check_schema, Options};
 use crate::error::DatasetError;
 use crate::rng::LabRng;
-use crate::source::Source;
+use operators::exec::ChangeSource;
+use operators::operator::OpResult;
 
 /// The connector's name.
 pub const CONNECTOR: &str = "tenant";
@@ -290,8 +291,8 @@ pub fn schema(extra: usize) -> Vec<(String, DataType)> {
         .collect()
 }
 
-impl Source for TenantSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, DatasetError> {
+impl ChangeSource for TenantSource {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         let before = out.len();
         if max == 0 {
             return Ok(0);
@@ -322,5 +323,9 @@ impl Source for TenantSource {
             }
         }
         Ok(out.len() - before)
+    }
+
+    fn can_read_ahead(&self) -> bool {
+        true
     }
 }

@@ -29,8 +29,8 @@ use crate::logical::{AggFunc, InsertStatement, JoinKind, LogicalPlan};
 use operators::agg::{AggKind, AggSpec};
 use operators::changelog::SinkEncoding;
 use operators::expr::Expr;
-use operators::join::regular_join::JoinType;
 use operators::join::JoinStateLayout;
+use operators::join::JoinType;
 
 /// Plans `INSERT INTO sink <query>`.
 pub fn plan_insert(
