@@ -18,3 +18,4 @@ pub mod operator;
 pub mod sink;
 pub mod sink_materializer;
 pub mod state;
+pub mod window;

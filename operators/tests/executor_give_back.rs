@@ -79,6 +79,7 @@ fn run(read_ahead: bool) -> (Vec<Row>, usize) {
         bundle_latency: None,
         backend: backend.clone(),
         deterministic_clock: false,
+        watermark_interval_ms: 200,
     };
     let mut job = {
         job.add_sink("sink", sink);

@@ -86,6 +86,7 @@ fn told(keep_changelog: bool, materialize: bool, print: bool, writer: bool) -> [
         bundle_latency: None,
         backend: StateBackend::heap(),
         deterministic_clock: false,
+        watermark_interval_ms: 200,
     };
     let mut job = {
         job.add_sink("sink", sink);

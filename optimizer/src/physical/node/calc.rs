@@ -96,6 +96,10 @@ fn inline(e: &Expr, p: &[Expr]) -> Expr {
         Expr::Neg(x) => Expr::Neg(s(x)),
         Expr::Hash(x) => Expr::Hash(s(x)),
         Expr::ToDouble(x) => Expr::ToDouble(s(x)),
+        Expr::ToTimestamp { expr, unit_ms } => Expr::ToTimestamp {
+            expr: s(expr),
+            unit_ms: *unit_ms,
+        },
         Expr::IsNull { expr, negated } => Expr::IsNull {
             expr: s(expr),
             negated: *negated,
