@@ -11,36 +11,35 @@
 //! - `lab tune SCRIPT.sql --try key=v1,v2 [--try ...] [--repeats N]`:
 //!   compares configurations of one script
 //!
+//! `campaign` and `tune` take `--engine flink [--flink-rest HOST:PORT]`
+//! too, and a campaign's variants may name their engine.
+//!
 //! - `lab run SCRIPT.sql --engine flink [--flink-rest HOST:PORT]`, `lab
 //!   compare SCRIPT.sql`, `lab export SCRIPT.sql -o DIR`, `lab flink
 //!   install|start|status|stop`: Flink as a second engine (see `flink/`)
 //!
 //! Bad input (SQL, configuration, files, CSV rows) exits with code 2 and a
-//! message that says what and where; an execution failure exits with 3,
-//! and so does a failed write to stdout or an output file ([`output`]).
+//! message that says what and where; a failure of execution (IO, RocksDB,
+//! a full disk, a failed write to stdout or an output file: [`output`], a
+//! Flink cluster that does not answer, a Flink job that fails) says
+//! "execution failed" and exits with 3; `lab compare` exits with 1 when
+//! the engines' results differ. The codes are in [`exit_code`].
 
-mod campaign;
-mod exit_code;
-mod files;
-mod flink;
-mod numbers;
-mod output;
-mod plot;
-mod stats;
-mod summary;
-mod template;
+use bench_harness::{campaign, exit_code, files, flink, output, summary, template};
 
 // Small allocations dominate row processing; mimalloc makes them cheap
 // (see `operators::alloc` for why not the `mimalloc` crate's allocator).
 #[global_allocator]
 static GLOBAL: operators::alloc::LabAllocator = operators::alloc::LabAllocator;
 
+use bench_harness::output::{errln, outln};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use operators::sink::ChangeWriter;
 use optimizer::session::{
-    compile_script, explain_script_in, run_script_explaining, write_plan, RunError, RunOptions,
+    compile_script, explain_script_in, run_script_explaining, write_plan, ChangelogWriterFactory,
+    RunError, RunOptions,
 };
-use output::{errln, outln};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -49,7 +48,8 @@ use std::process::ExitCode;
     name = "lab",
     version,
     about = "joinlab: a performance lab for streaming SQL joins and aggregations",
-    after_help = "Bad input exits with code 2 and says what and where; a failed run or write exits with 3; lab compare exits with 1 when the results differ.\n\
+    after_help = "Exit codes: 0 success, 1 `lab compare` found different results, 2 bad input (says what\n\
+                  and where), 3 a failed run or write (IO, RocksDB, a Flink cluster or job).\n\
                   Run `lab help <command>` for a command's flags and an example."
 )]
 struct Cli {
@@ -138,8 +138,12 @@ enum Command {
     #[command(after_help = "Examples:\n  \
         lab campaign campaigns/demo.toml --quick          # reports/demo/\n  \
         lab campaign campaigns/demo.toml --save-baseline before\n  \
-        lab campaign campaigns/demo.toml --baseline before  # change per point against it\n\n\
-        A finished run already in the report directory is moved to its history/ folder first.")]
+        lab campaign campaigns/demo.toml --baseline before  # change per point against it\n  \
+        lab campaign campaigns/lab-vs-flink.toml --quick    # variants on the lab and on Flink\n  \
+        lab campaign campaigns/minibatch-agg.toml --quick --engine flink\n\n\
+        A finished run already in the report directory is moved to its history/ folder first.\n\
+        Flink variants run on --flink-rest, else on the local cluster of `lab flink start`, else\n\
+        on a local cluster the campaign starts and stops itself.")]
     Campaign {
         /// The campaign spec (TOML).
         spec: PathBuf,
@@ -163,6 +167,15 @@ enum Command {
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
+        /// The engine of variants that name none (`engine = ...` in the spec).
+        #[arg(long, value_enum, default_value_t = flink::Engine::Lab)]
+        engine: flink::Engine,
+        /// The Flink cluster's REST address (default: the local cluster, started if none runs).
+        #[arg(long, value_name = "HOST:PORT")]
+        flink_rest: Option<String>,
+        /// Configuration for every Flink run (a key the lab does not model).
+        #[arg(long = "flink-set", value_name = "KEY=VALUE")]
+        flink_set: Vec<String>,
     },
     /// Redraws a campaign's charts and index.md from its results.csv.
     #[command(after_help = "Example:\n  lab plot reports/demo")]
@@ -180,7 +193,9 @@ enum Command {
         --set table.exec.mini-batch.enabled=true --set table.exec.mini-batch.allow-latency=5s \
         --set table.exec.mini-batch.size=5000\n  \
         lab tune examples/demo_agg.sql --param rows=1000000 --param keys=10000 --param skew=1.2 \\\n    \
-        --try state.backend.type=hashmap,rocksdb --save-baseline before\n\n\
+        --try state.backend.type=hashmap,rocksdb --save-baseline before\n  \
+        lab tune examples/demo_agg.sql --param rows=1000000 --param keys=10000 --param skew=1.2 \\\n    \
+        --try state.backend.type=hashmap,rocksdb --engine flink --repeats 3\n\n\
         Baselines of a script are kept in reports/tune/<script name>/baselines/.")]
     Tune {
         /// The Flink SQL script.
@@ -206,6 +221,15 @@ enum Command {
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
+        /// The engine every variant runs on.
+        #[arg(long, value_enum, default_value_t = flink::Engine::Lab)]
+        engine: flink::Engine,
+        /// The Flink cluster's REST address (default: the local cluster, started if none runs).
+        #[arg(long, value_name = "HOST:PORT")]
+        flink_rest: Option<String>,
+        /// Configuration for every Flink run (a key the lab does not model).
+        #[arg(long = "flink-set", value_name = "KEY=VALUE")]
+        flink_set: Vec<String>,
     },
     /// A local Flink: install, start, status, stop.
     #[command(after_help = "Examples:\n  \
@@ -278,14 +302,19 @@ impl Failure {
             message: message.into(),
         }
     }
+
+    /// A failure of execution: the input was fine, running or writing failed.
+    fn execution(message: impl std::fmt::Display) -> Failure {
+        Failure {
+            code: exit_code::EXECUTION_FAILED,
+            message: format!("execution failed: {message}"),
+        }
+    }
 }
 
 impl From<output::OutputError> for Failure {
     fn from(e: output::OutputError) -> Failure {
-        Failure {
-            code: exit_code::EXECUTION_FAILED,
-            message: e.to_string(),
-        }
+        Failure::execution(e)
     }
 }
 
@@ -318,7 +347,6 @@ impl From<RunError> for Failure {
 
 /// `--set KEY=VALUE` flags, each checked as `SET` checks it; an error
 /// names the flag.
-/// `--set KEY=VALUE` flags, each checked against the lab's configuration.
 fn parse_sets(sets: &[String]) -> Result<Vec<(String, String)>, Failure> {
     sets.iter()
         .map(|s| {
@@ -369,6 +397,12 @@ fn output_path(base: &Path, sink: &str, many: bool) -> PathBuf {
     base.with_file_name(name)
 }
 
+/// Whether `path` is something written to in place (a device, a pipe),
+/// not a file replaced whole.
+fn is_stream(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
 fn run(
     script: &Path,
     set: &[String],
@@ -408,32 +442,72 @@ fn run_sql(
             bar.set_position(n);
         }
     };
-    // An EXPLAIN statement prints its plan when its turn comes.
-    let mut explained = |text: &str| bar.suspend(|| print!("{text}"));
+    // An EXPLAIN statement prints its plan when its turn comes. A failed
+    // write is not lost: the summary, written to the same stdout after the
+    // files, fails the same way and reports it.
+    let mut explained = |text: &str| {
+        bar.suspend(|| {
+            let _ = output::out(text);
+        })
+    };
+    // One file per sink when the script writes several (a script that
+    // does not parse fails in the run, with its location).
+    let many = optimizer::sql::parse_script(sql).is_ok_and(|s| s.runs() > 1);
+    if many {
+        // `/dev/stdout-<sink>` is no place for a file.
+        for (flag, path) in [("--changelog", changelog), ("--result", result)] {
+            if let Some(p) = path.filter(|p| is_stream(p)) {
+                return Err(Failure {
+                    code: exit_code::BAD_INPUT,
+                    message: format!(
+                        "{flag} {}: the script writes several sinks, one file each, \
+                         and this is not a regular file to name them after",
+                        p.display()
+                    ),
+                });
+            }
+        }
+    }
+    // The changelog streams to its file as the sink receives it (memory
+    // does not grow with its length), under a temporary name until the
+    // whole script has run.
+    let open_changelog = |sink: &str, columns: &[String]| {
+        let path = output_path(changelog.unwrap_or(Path::new("")), sink, many);
+        datasets::ChangelogCsvWriter::create(&path, columns)
+            .map(|w| Box::new(w) as Box<dyn ChangeWriter>)
+            .map_err(|e| e.to_string())
+    };
     let outcomes = run_script_explaining(
         sql,
         &base_dir,
         &overrides,
         RunOptions {
-            keep_changelog: changelog.is_some(),
+            keep_changelog: false,
             materialize: result.is_some(),
+            changelog_to: changelog.map(|_| &open_changelog as &ChangelogWriterFactory),
         },
         &mut progress,
         &mut explained,
     );
     bar.finish_and_clear();
-    let outcomes = outcomes?;
-    let many = outcomes.len() > 1;
-    // The files first, so that a failed write to stdout costs none of
-    // them. Each is written whole or not at all; when one fails, those
-    // written before it are kept and the error names them.
+    let mut outcomes = outcomes.map_err(|e| {
+        let mut f = Failure::from(e);
+        if f.code == exit_code::EXECUTION_FAILED && (changelog.is_some() || result.is_some()) {
+            f.message
+                .push_str("; no --changelog or --result file was written");
+        }
+        f
+    })?;
+    // The files are completed first, so that a failed write to stdout
+    // costs none of them. Each is complete or not there at all; when one
+    // fails, those completed before it are kept and the error names them.
     let mut written: Vec<Vec<String>> = vec![Vec::new(); outcomes.len()];
     let mut failed: Option<String> = None;
-    'files: for (o, done) in outcomes.iter().zip(&mut written) {
+    'files: for (o, done) in outcomes.iter_mut().zip(&mut written) {
         let columns = o.plan.sink.table.schema.names();
-        if let Some(path) = changelog {
+        if let (Some(path), Some(w)) = (changelog, o.changelog_writer.take()) {
             let p = output_path(path, &o.sink, many);
-            match datasets::csv_write::write_changelog_csv(&p, &columns, &o.changelog) {
+            match w.finish() {
                 Ok(()) => done.push(format!("  changelog written to {}", p.display())),
                 Err(e) => {
                     failed = Some(e.to_string());
@@ -480,10 +554,7 @@ fn run_sql(
         (None, Err(e)) => e.to_string(),
         (None, Ok(())) => return Ok(()),
     };
-    Err(Failure {
-        code: exit_code::EXECUTION_FAILED,
-        message: error,
-    })
+    Err(Failure::execution(error))
 }
 
 fn main() -> ExitCode {
@@ -530,15 +601,18 @@ fn main() -> ExitCode {
             flink::Engine::Flink => (|| {
                 let sets = parse_sets(set)?;
                 let sql = read_template(script, param)?;
-                let report = flink::run::run_on_flink(&flink::run::FlinkRun {
-                    script,
-                    sql: &sql,
-                    sets: &sets,
-                    params: &[],
-                    rest: flink_rest.as_deref(),
-                    rows: changelog.is_some() || result.is_some(),
-                    quiet: *quiet,
-                })?;
+                let report = flink::run::run_on_flink(
+                    flink_rest.as_deref(),
+                    &flink::run::FlinkRun {
+                        script,
+                        sql: &sql,
+                        sets: &sets,
+                        params: &[],
+                        rows: changelog.is_some() || result.is_some(),
+                        quiet: *quiet,
+                        only_sinks: None,
+                    },
+                )?;
                 flink::run::print_report(
                     script,
                     &report,
@@ -594,7 +668,7 @@ fn main() -> ExitCode {
                 sets: &sets,
                 params: &params,
             })?;
-            println!("{msg}");
+            outln!("{msg}")?;
             Ok(())
         })(),
         Command::Explain { script, set, param } => (|| {
@@ -613,18 +687,9 @@ fn main() -> ExitCode {
                 compile_script(&sql, &overrides).map_err(|e| Failure::input(e.to_string()))?;
             // An existing file is refused (bad input); a failed write is
             // a failure of execution.
-            let existed = out.exists();
-            write_plan(&plan, out, false).map_err(|e| Failure {
-                code: if existed {
-                    exit_code::BAD_INPUT
-                } else {
-                    exit_code::EXECUTION_FAILED
-                },
-                message: e.to_string(),
-            })?;
-            outln!("plan written to {}", out.display()).map_err(|e| Failure {
-                code: exit_code::EXECUTION_FAILED,
-                message: format!("{e}; the plan {} is complete", out.display()),
+            write_plan(&plan, out, false)?;
+            outln!("plan written to {}", out.display()).map_err(|e| {
+                Failure::execution(format_args!("{e}; the plan {} is complete", out.display()))
             })?;
             Ok(())
         })(),
@@ -646,17 +711,24 @@ fn main() -> ExitCode {
             save_baseline,
             baseline,
             quiet,
-        } => campaign::runner::run_campaign(&campaign::runner::CampaignArgs {
-            spec: spec.clone(),
-            quick: *quick,
-            resume: *resume,
-            out: out.clone(),
-            quiet: *quiet,
-            save_baseline: save_baseline.clone(),
-            baseline: baseline.clone(),
-        })
-        .map(|_| ())
-        .map_err(Failure::from),
+            engine,
+            flink_rest,
+            flink_set,
+        } => (|| {
+            campaign::runner::run_campaign(&campaign::runner::CampaignArgs {
+                spec: spec.clone(),
+                quick: *quick,
+                resume: *resume,
+                out: out.clone(),
+                quiet: *quiet,
+                save_baseline: save_baseline.clone(),
+                baseline: baseline.clone(),
+                engine: *engine,
+                flink_rest: flink_rest.clone(),
+                flink_sets: parse_flink_sets(flink_set)?,
+            })?;
+            Ok(())
+        })(),
         Command::Plot { dir } => (|| {
             let _lock = if dir.is_dir() {
                 Some(campaign::lock::ReportLock::acquire(
@@ -690,9 +762,13 @@ fn main() -> ExitCode {
             save_baseline,
             baseline,
             quiet,
+            engine,
+            flink_rest,
+            flink_set,
         } => (|| {
             let sets = parse_sets(set)?;
             let params = template::parse_params(param).map_err(Failure::input)?;
+            let flink_sets = parse_flink_sets(flink_set)?;
             let text = campaign::tune::tune(&campaign::tune::TuneArgs {
                 script,
                 tries,
@@ -702,6 +778,9 @@ fn main() -> ExitCode {
                 quiet: *quiet,
                 save_baseline: save_baseline.as_deref(),
                 baseline: baseline.as_deref(),
+                engine: *engine,
+                flink_rest: flink_rest.as_deref(),
+                flink_sets: &flink_sets,
             })?;
             output::out(&text)?;
             Ok(())

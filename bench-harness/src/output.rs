@@ -67,21 +67,25 @@ pub fn stderr_failed() -> bool {
 }
 
 /// `outln!("...", args)`: one line to stdout, `?`-able.
-macro_rules! outln {
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __outln {
     ($($arg:tt)*) => {
         $crate::output::out(&format!("{}\n", format_args!($($arg)*)))
     };
 }
 
 /// `errln!("...", args)`: one line to stderr, best effort.
-macro_rules! errln {
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __errln {
     ($($arg:tt)*) => {
         $crate::output::err(&format!("{}\n", format_args!($($arg)*)))
     };
 }
 
-pub(crate) use errln;
-pub(crate) use outln;
+pub use crate::__errln as errln;
+pub use crate::__outln as outln;
 
 #[cfg(test)]
 mod tests {

@@ -161,6 +161,9 @@ fn a_campaign_writes_results_charts_and_index_and_plot_redraws_them() {
         "git_revision",
         "machine_cores",
         "machine_model",
+        "engine",
+        "flink_checkpointed_state_bytes",
+        "flink_taskmanagers",
     ] {
         assert!(header.iter().any(|h| h == c), "no column {c}: {header:?}");
     }

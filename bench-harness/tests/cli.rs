@@ -1,5 +1,7 @@
-//! `lab` from the outside: summaries, output files, and every kind of bad
-//! input answered with a message and exit code 2 (never a panic).
+//! `lab` from the outside: summaries, output files, every kind of bad
+//! input answered with a message and exit code 2 (never a panic), and
+//! failures of execution (RocksDB, files it cannot write) with "execution
+//! failed" and exit code 3.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -361,4 +363,108 @@ INSERT INTO copy SELECT k, v FROM t;
     assert_ne!(o.code, 0);
     assert!(o.stderr.contains("copy"), "{}", o.stderr);
     assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+}
+
+/// A failure of execution (a file that cannot be written, a state
+/// directory that cannot be created) exits with code 3 and says what.
+#[test]
+fn failed_execution_exits_with_3() {
+    let o = run(lab()
+        .arg("run")
+        .arg(examples().join("clicks_per_user.sql"))
+        .args(["--quiet", "--changelog", "/dev/null/changes.csv"]));
+    assert_eq!(o.code, 3, "stderr: {}", o.stderr);
+    assert!(o.stderr.contains("/dev/null"), "{}", o.stderr);
+    let o = run(lab()
+        .arg("run")
+        .arg(examples().join("clicks_per_user.sql"))
+        .args([
+            "--quiet",
+            "--set",
+            "state.backend.type=rocksdb",
+            "--set",
+            "lab.state.dir=/dev/null/state",
+        ]));
+    assert_eq!(o.code, 3, "stderr: {}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("cannot create the RocksDB state directory"),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+}
+
+/// Runs `lab run t.sql --quiet` with `extra` from a folder that holds the
+/// script, a `data.csv`, and `blocker`: a file where a folder would have to
+/// be, so nothing can be created under it.
+fn run_beside_a_blocker(sql: &str, extra: &[&str]) -> Out {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.sql"), sql).unwrap();
+    std::fs::write(dir.path().join("data.csv"), "1,2\n1,3\n2,4\n").unwrap();
+    std::fs::write(dir.path().join("blocker"), "").unwrap();
+    run(lab()
+        .current_dir(dir.path())
+        .args(["run", "t.sql", "--quiet"])
+        .args(extra))
+}
+
+fn assert_execution_failure(o: &Out, needle: &str) {
+    assert_eq!(o.code, 3, "exit code; stderr: {}", o.stderr);
+    assert!(o.stderr.contains("execution failed"), "{}", o.stderr);
+    assert!(!o.stderr.contains("planning error"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains(needle),
+        "stderr should mention {needle:?}: {}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+}
+
+#[test]
+fn rocksdb_that_cannot_open_is_an_execution_failure() {
+    let o = run_beside_a_blocker(
+        &format!("{SRC}INSERT INTO out SELECT k, COUNT(*) FROM t GROUP BY k;"),
+        &[
+            "--set",
+            "state.backend.type=rocksdb",
+            "--set",
+            "lab.state.dir=blocker",
+        ],
+    );
+    assert_execution_failure(&o, "RocksDB state directory under blocker");
+}
+
+#[test]
+fn output_files_that_cannot_be_written_are_execution_failures() {
+    let count = format!("{SRC}INSERT INTO out SELECT k, COUNT(*) FROM t GROUP BY k;");
+    for flag in ["--changelog", "--result"] {
+        let o = run_beside_a_blocker(&count, &[flag, "blocker/x.csv"]);
+        assert_execution_failure(&o, "'blocker'");
+    }
+    let copy = "CREATE TABLE t (k INT, v INT) WITH ('connector' = 'filesystem', 'path' = 'data.csv', 'format' = 'csv');
+CREATE TABLE copy (k INT, v INT) WITH ('connector' = 'filesystem', 'path' = 'blocker/copy.csv', 'format' = 'csv');
+INSERT INTO copy SELECT k, v FROM t;
+";
+    let o = run_beside_a_blocker(copy, &[]);
+    assert_execution_failure(&o, "sink 'copy'");
+    // Bad input is still bad input.
+    let o = run_sql(&count, Some("1,2\nx,3\n"), &[]);
+    assert_input_error(&o, "line 2");
+}
+
+#[test]
+fn lookup_store_that_cannot_open_is_an_execution_failure() {
+    // A delta join's index-lookup store (RocksDB) under a path it cannot create.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/campaign_delta_join.sql");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("blocker"), "").unwrap();
+    let o = run(lab()
+        .current_dir(dir.path())
+        .args(["run", script.to_str().unwrap(), "--quiet"])
+        .args(["--set", "table.optimizer.delta-join.strategy=FORCE"])
+        .args(["--set", "lab.state.dir=blocker"])
+        .args(["--param", "rows=100", "--param", "customers=10"])
+        .args(["--param", "skew=1.1"]));
+    assert_execution_failure(&o, "lookup store directory under blocker");
 }

@@ -17,6 +17,15 @@
 //!   is asserted is that every retract sink's changes add up to its result
 //!   (+I + +U - -U - -D = result rows) and no upsert sink receives -U, on
 //!   both engines.
+//!
+//! Then, on the same cluster: a statement set runs as one Flink job and its
+//! EXPLAIN prints both plans; Flink's final checkpoint reports state; a job
+//! that fails exits with 3; `lab tune --engine flink`; the shipped
+//! `campaigns/lab-vs-flink.toml --quick` writes both engines' rows, charts
+//! and the lab-and-Flink section, with parallelism 4 on both TaskManagers.
+//! Last, with the test's cluster stopped, a campaign with a Flink variant
+//! and no cluster starts one and stops it, at its end and when
+//! interrupted.
 
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -241,6 +250,14 @@ fn cases() -> Vec<Case> {
         },
         // State TTL through the STATE_TTL hint, longer than the run.
         case("orders_ttl_hint.sql"),
+        // A statement set: one job for both sinks, one read of the file.
+        case("clicks_statement_set.sql"),
+        // Flink's final checkpoint reports the state.
+        Case {
+            params: &[("rows", "20000"), ("keys", "1000"), ("skew", "1.0")],
+            flink_sets: &[("execution.checkpointing.interval", "1 s")],
+            ..case("demo_agg.sql")
+        },
     ]
 }
 
@@ -302,7 +319,28 @@ fn lab_and_flink_agree_on_shipped_scripts() {
     let status = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{}", text(&o));
     assert!(status.contains("2 TaskManager(s), 4 slot(s)"), "{status}");
-    assert_eq!(status.matches("  TaskManager ").count(), 2, "{status}");
+    // `  TaskManager localhost:40651-0db092 (pid 32246): 2 slot(s), 2 free`:
+    // each TaskManager the REST API names is one of the processes `lab
+    // flink start` recorded, a different one each.
+    let taskmanagers: std::collections::BTreeMap<String, u32> = status
+        .lines()
+        .filter_map(|l| l.strip_prefix("  TaskManager "))
+        .filter_map(|l| {
+            let (id, rest) = l.split_once(" (pid ")?;
+            Some((id.to_string(), rest.split_once(')')?.0.parse().ok()?))
+        })
+        .collect();
+    let pids = cluster.pids();
+    assert_eq!(taskmanagers.len(), 2, "{status}");
+    assert!(
+        taskmanagers.values().all(|p| pids.contains(p))
+            && taskmanagers
+                .values()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+                == 2,
+        "TaskManagers {taskmanagers:?}, the cluster's pids {pids:?}: {status}"
+    );
 
     let out = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
@@ -317,7 +355,37 @@ fn lab_and_flink_agree_on_shipped_scripts() {
             continue;
         }
         let report: Json = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        if c.script == "clicks_statement_set.sql" {
+            let jobs: std::collections::BTreeSet<&str> = report
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["flink_job_id"].as_str().unwrap())
+                .collect();
+            if jobs.len() != 1 || report.as_array().unwrap().len() != 2 {
+                failures.push(format!("{label}: not one Flink job for the set: {report}"));
+            }
+            // Both plans of the EXPLAIN, section by section; Flink's shares
+            // the scan between the sinks.
+            if !stdout.contains("EXPLAIN statement 1, section by section")
+                || stdout.matches("-- Flink\n").count() != 3
+                || !stdout.contains("Reused(reference_id=[1])")
+            {
+                failures.push(format!("{label}: the EXPLAIN's plans: {stdout}"));
+            }
+        }
+        let checkpointing = c
+            .flink_sets
+            .iter()
+            .any(|(k, _)| *k == "execution.checkpointing.interval");
         for s in report.as_array().unwrap() {
+            let state = s["flink_checkpointed_state_bytes"].as_u64();
+            if checkpointing != state.is_some_and(|b| b > 0) {
+                failures.push(format!(
+                    "{label}: Flink's checkpointed state {state:?} with checkpointing {checkpointing}"
+                ));
+            }
             let sink = s["sink"].as_str().unwrap();
             if !s["results_equal"].as_bool().unwrap() {
                 failures.push(format!("{label}: sink {sink}: results differ"));
@@ -341,12 +409,20 @@ fn lab_and_flink_agree_on_shipped_scripts() {
                     }
                 }
             }
+            // At parallelism 4 (two slots per TaskManager) the subtasks
+            // ran on both TaskManager processes, as REST names them.
+            let ran_on: std::collections::BTreeSet<&str> = s["flink_subtasks_per_taskmanager"]
+                .as_object()
+                .map(|m| m.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let both: std::collections::BTreeSet<&str> =
+                taskmanagers.keys().map(String::as_str).collect();
             if c.sets.contains(&("parallelism.default", "4"))
-                && s["flink_taskmanagers"].as_u64() != Some(2)
+                && (s["flink_taskmanagers"].as_u64() != Some(2) || ran_on != both)
             {
                 failures.push(format!(
-                    "{label}: sink {sink}: at parallelism 4 the subtasks ran on {} TaskManager(s), not both",
-                    s["flink_taskmanagers"]
+                    "{label}: sink {sink}: at parallelism 4 the subtasks ran on {ran_on:?}, \
+                     not both TaskManagers {both:?}"
                 ));
             }
         }
@@ -402,6 +478,54 @@ fn lab_and_flink_agree_on_shipped_scripts() {
         failures.push(format!("Flink's rejection: {}", text(&o)));
     }
 
+    // A job that fails as it runs: Flink's failure, exit code 3.
+    let failing = out.path().join("fail.sql");
+    std::fs::write(
+        &failing,
+        "CREATE TABLE src (k BIGINT, v BIGINT) WITH ('connector' = 'datagen', \
+         'number-of-rows' = '10', 'fields.k.min' = '1', 'fields.k.max' = '3', 'seed' = '1');\n\
+         CREATE TABLE quotients (k BIGINT, q BIGINT) WITH ('connector' = 'blackhole');\n\
+         INSERT INTO quotients SELECT k, v / (v - v) FROM src;\n",
+    )
+    .unwrap();
+    let o = lab()
+        .args(["run", "--engine", "flink", "--quiet", "--flink-rest"])
+        .arg(&cluster.rest)
+        .arg(&failing)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.code() != Some(3)
+        || !err.contains("the Flink job of 'INSERT INTO quotients")
+        || !err.contains(&format!("failed at {}", cluster.rest))
+        || err.contains("panicked")
+    {
+        failures.push(format!("a failing job: {}", text(&o)));
+    }
+
+    // stdout on a full device: the --result files first, complete, then
+    // the error naming them (exit 3), as lab run on the lab.
+    let result = out.path().join("final.csv");
+    let o = lab()
+        .args(["run", "--engine", "flink", "--quiet", "--flink-rest"])
+        .arg(&cluster.rest)
+        .arg(examples().join("clicks_per_user.sql"))
+        .arg("--result")
+        .arg(&result)
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    let upsert = out.path().join("final-clicks_per_user_upsert.csv");
+    if o.status.code() != Some(3)
+        || !err.contains("cannot write to standard output")
+        || !err.contains("the output files are complete")
+        || err.contains("panicked")
+        || std::fs::read_to_string(&upsert).map_or(0, |t| t.lines().count()) != 12
+    {
+        failures.push(format!("run --engine flink > /dev/full: {}", text(&o)));
+    }
+
     // An exported bundle runs on the cluster with PyFlink.
     let bundle = out.path().join("bundle");
     let o = lab()
@@ -426,6 +550,35 @@ fn lab_and_flink_agree_on_shipped_scripts() {
         }
     }
 
+    // lab tune on Flink: every variant runs there.
+    let o = lab()
+        .args([
+            "tune",
+            "--engine",
+            "flink",
+            "--quiet",
+            "--flink-rest",
+            &cluster.rest,
+            "--repeats",
+            "1",
+            "--try",
+            "parallelism.default=1,2",
+        ])
+        .arg(examples().join("clicks_per_user.sql"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    if !o.status.success()
+        || !stdout.contains(&format!("on Flink at {}", cluster.rest))
+        || !stdout.contains("INSERT INTO users_per_click_count")
+        || stdout.contains("p99 latency")
+    {
+        failures.push(format!("lab tune --engine flink: {}", text(&o)));
+    }
+
+    // The shipped lab-vs-Flink campaign, quick, on this cluster.
+    failures.extend(lab_vs_flink_quick(&cluster));
+
     // stop ends exactly the processes start recorded.
     let pids = cluster.pids();
     assert_eq!(pids.len(), 3, "one JobManager and two TaskManagers");
@@ -435,7 +588,233 @@ fn lab_and_flink_agree_on_shipped_scripts() {
     let left: Vec<u32> = pids.into_iter().filter(|&p| alive(p)).collect();
     assert!(left.is_empty(), "still running after stop: {left:?}");
 
+    // With no cluster running, a campaign with a Flink variant starts one
+    // and stops it.
+    failures.extend(campaign_starts_and_stops_a_cluster());
+
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// One row of a results.csv, by column name.
+type CsvRow = std::collections::HashMap<String, String>;
+
+fn read_results(path: &Path) -> Vec<CsvRow> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+    r.records()
+        .map(|rec| {
+            header
+                .iter()
+                .cloned()
+                .zip(rec.unwrap().iter().map(str::to_string))
+                .collect()
+        })
+        .collect()
+}
+
+/// `lab campaign campaigns/lab-vs-flink.toml --quick` on the test's cluster:
+/// rows of both engines, charts, the lab-and-Flink section, subtasks on
+/// both TaskManagers at parallelism 4, checkpointed state on Flink, and
+/// the same changelog rows on both engines where the order of one input
+/// decides them (group aggregates one record at a time).
+fn lab_vs_flink_quick(cluster: &Cluster) -> Vec<String> {
+    let mut failures = Vec::new();
+    let out = tempfile::tempdir().unwrap();
+    let report = out.path().join("report");
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../campaigns/lab-vs-flink.toml");
+    let o = lab()
+        .arg("campaign")
+        .arg(&spec)
+        .args(["--quick", "--quiet", "--flink-rest", &cluster.rest, "--out"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        return vec![format!("lab-vs-flink --quick: {}", text(&o))];
+    }
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    if !stdout.contains("throughput ratio per strategy, on the lab and on Flink") {
+        failures.push(format!("lab-vs-flink output: {stdout}"));
+    }
+    let rows = read_results(&report.join("results.csv"));
+    let engines: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["engine"].as_str()).collect();
+    if engines != ["flink", "lab"].into_iter().collect() {
+        failures.push(format!("lab-vs-flink engines: {engines:?}"));
+    }
+    for r in rows.iter().filter(|r| r["engine"] == "flink") {
+        let what = format!("{} {} repeat {}", r["variant"], r["sink"], r["repeat"]);
+        if r["cfg:parallelism.default"] == "4" && r["flink_taskmanagers"] != "2" {
+            failures.push(format!(
+                "{what}: at parallelism 4 on {} TaskManager(s)",
+                r["flink_taskmanagers"]
+            ));
+        }
+        if !r["flink_checkpointed_state_bytes"]
+            .parse::<u64>()
+            .is_ok_and(|b| b > 0)
+        {
+            failures.push(format!("{what}: no checkpointed state"));
+        }
+        if !r["variant"].starts_with("flink-") || !r["state_bytes"].is_empty() {
+            failures.push(format!("{what}: a Flink row with the lab's columns"));
+        }
+        // Twins received as many changelog rows where one input's order
+        // decides them.
+        if r["variant"] == "flink-agg-heap" || r["variant"] == "flink-agg-rocksdb" {
+            let twin = r["variant"].replacen("flink-", "lab-", 1);
+            let lab = rows.iter().find(|l| {
+                l["variant"] == twin && l["sink"] == r["sink"] && l["repeat"] == r["repeat"]
+            });
+            if lab.map(|l| &l["changelog_rows"]) != Some(&r["changelog_rows"]) {
+                failures.push(format!("{what}: changelog rows differ from {twin}'s"));
+            }
+        }
+    }
+    for chart in [
+        "group-aggregate-uniform-keys-throughput-vs-parallelism",
+        "10-way-left-join-throughput-vs-parallelism",
+    ] {
+        if !report.join(format!("{chart}.png")).exists() {
+            failures.push(format!("lab-vs-flink: no chart {chart}.png"));
+        }
+    }
+    let index = std::fs::read_to_string(report.join("index.md")).unwrap_or_default();
+    for want in [
+        "## Lab and Flink",
+        "### The lab's speed relative to Flink's",
+        "### Strategies: does the lab's ratio hold on Flink?",
+        "| agg_zipf | `table.exec.mini-batch.enabled`: false → true (`lab-agg-rocksdb` → `lab-agg-rocksdb-mb`) |",
+        "| joined10 | `table.optimizer.multi-join.enabled`: false → true (`lab-join-binary-heap` → `lab-join-multijoin-heap`) |",
+        "#### State size",
+    ] {
+        if !index.contains(want) {
+            failures.push(format!("lab-vs-flink index.md lacks {want:?}"));
+        }
+    }
+    failures
+}
+
+/// A campaign with a Flink variant, no `--flink-rest` and no local cluster
+/// running starts one in `.flink/cluster/` and stops it at the end.
+fn campaign_starts_and_stops_a_cluster() -> Vec<String> {
+    let mut failures = Vec::new();
+    let home = tempfile::tempdir().unwrap();
+    // A Flink home of its own (its cluster/ is the default one there),
+    // with the installed virtualenv and capture jar.
+    let installed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.flink");
+    for sub in ["venv", "lib"] {
+        std::os::unix::fs::symlink(installed.join(sub), home.path().join(sub)).unwrap();
+    }
+    let spec = home.path().join("auto.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"auto\"\nscript = \"{}\"\nrepeats = 1\n\
+             [variants.lab]\n\
+             [variants.flink]\nengine = \"flink\"\nsinks = [\"clicks_per_user\"]\n",
+            examples().join("clicks_per_user.sql").display()
+        ),
+    )
+    .unwrap();
+    let o = lab()
+        .arg("campaign")
+        .arg(&spec)
+        .args(["--quiet", "--out"])
+        .arg(home.path().join("report"))
+        .env("JOINLAB_FLINK_DIR", home.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if !o.status.success() || !stderr.contains("started a local Flink") {
+        failures.push(format!("a campaign that starts its cluster: {}", text(&o)));
+    }
+    // `stopped 3 process(es) of the cluster in DIR: pids a, b, c`
+    let pids: Vec<u32> = stderr
+        .lines()
+        .find_map(|l| l.split_once(": pids "))
+        .map(|(_, p)| {
+            p.split(|c: char| !c.is_ascii_digit())
+                .filter_map(|x| x.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    if pids.len() != 3 {
+        failures.push(format!(
+            "the campaign did not stop its 3 processes: {stderr}"
+        ));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let left: Vec<u32> = pids.into_iter().filter(|&p| alive(p)).collect();
+    if !left.is_empty() {
+        failures.push(format!("still running after the campaign: {left:?}"));
+    }
+    let rows = read_results(&home.path().join("report/results.csv"));
+    let flink: Vec<&CsvRow> = rows.iter().filter(|r| r["engine"] == "flink").collect();
+    // The Flink variant ran its one sink; the lab variant all three.
+    if flink.len() != 1 || flink[0]["sink"] != "clicks_per_user" || rows.len() != 4 {
+        failures.push(format!("the auto campaign's rows: {rows:?}"));
+    }
+
+    // Interrupted (SIGINT), the campaign stops the cluster it started and
+    // exits with 130.
+    let long = home.path().join("long.toml");
+    std::fs::write(
+        &long,
+        format!(
+            "name = \"long\"\nscript = \"{}\"\nrepeats = 20\n\
+             [variants.flink]\nengine = \"flink\"\n\
+             [sweep]\nrows = [200000]\nkeys = [1000]\nskew = [1.0]\n",
+            examples().join("demo_agg.sql").display()
+        ),
+    )
+    .unwrap();
+    let mut child = lab()
+        .arg("campaign")
+        .arg(&long)
+        .args(["--quiet", "--out"])
+        .arg(home.path().join("long-report"))
+        .env("JOINLAB_FLINK_DIR", home.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let cluster_dir = home.path().join("cluster");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    while !cluster_dir.join("cluster.json").exists()
+        && std::time::Instant::now() < deadline
+        && child.try_wait().unwrap().is_none()
+    {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir(cluster_dir.join("pid"))
+        .into_iter()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap_or_default();
+        pids.extend(text.lines().filter_map(|l| l.trim().parse::<u32>().ok()));
+    }
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.code() != Some(130) || pids.len() != 3 || !err.contains("lab: interrupted") {
+        failures.push(format!(
+            "an interrupted campaign: exit {:?}, pids {pids:?}, stderr {err}",
+            o.status.code()
+        ));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let left: Vec<u32> = pids.into_iter().filter(|&p| alive(p)).collect();
+    if !left.is_empty() {
+        failures.push(format!(
+            "still running after an interrupted campaign: {left:?}"
+        ));
+    }
+    failures
 }
 
 #[test]
@@ -471,6 +850,53 @@ fn nothing_listening_at_the_rest_address_is_an_error_naming_it() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("'nohost': expected HOST:PORT"));
+
+    // A campaign with Flink variants and a tune on Flink say the same.
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../campaigns/lab-vs-flink.toml");
+    let out = tempfile::tempdir().unwrap();
+    let o = lab()
+        .arg("campaign")
+        .arg(&spec)
+        .args(["--quick", "--quiet", "--flink-rest", &address, "--out"])
+        .arg(out.path().join("r"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(err.contains(&address) && !err.contains("panicked"), "{err}");
+    // Checked before the report directory is made: nothing is left behind.
+    assert!(
+        !out.path().join("r").exists(),
+        "a report directory was made"
+    );
+    let o = lab()
+        .args(["compare", "--quiet", "--flink-rest", &address])
+        .arg(examples().join("clicks_per_user.sql"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        err.contains(&format!("no Flink REST API answers at {address}"))
+            && !err.contains("panicked"),
+        "{err}"
+    );
+    let o = lab()
+        .args(["flink", "status", "--flink-rest", &address])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(err.contains(&address) && !err.contains("panicked"), "{err}");
+    let o = lab()
+        .args(["tune", "--engine", "flink", "--flink-rest", &address])
+        .args(["--try", "parallelism.default=1,2"])
+        .arg(examples().join("clicks_per_user.sql"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(err.contains(&address) && !err.contains("panicked"), "{err}");
 }
 
 #[test]

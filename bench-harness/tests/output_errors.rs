@@ -99,6 +99,20 @@ fn stdout_on_a_full_device_is_an_error_for_every_command() {
     let written = std::fs::read_to_string(&changelog).unwrap();
     assert!(written.starts_with("op,") && written.ends_with('\n'));
 
+    // A script's EXPLAIN prints while the run goes on: its failed write
+    // is reported with the summary's, not a panic.
+    let explaining = dir.path().join("explaining.sql");
+    std::fs::write(
+        &explaining,
+        format!(
+            "{}EXPLAIN INSERT INTO small SELECT k, COUNT(*) FROM src GROUP BY k;\n",
+            TWO_SINKS
+        ),
+    )
+    .unwrap();
+    let o = stdout_full(lab().args(["run", "--quiet"]).arg(&explaining));
+    fails_on_stdout(&o, "run with EXPLAIN");
+
     let plan = dir.path().join("p.json");
     let o = stdout_full(
         lab()
@@ -190,7 +204,10 @@ fn an_output_file_on_a_full_device_is_an_error() {
         err.contains("cannot write '/dev/full': No space left on device"),
         "{err}"
     );
-    assert!(err.contains("no output file was written"), "{err}");
+    assert!(
+        err.contains("no --changelog or --result file was written"),
+        "{err}"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
@@ -330,4 +347,33 @@ INSERT INTO out SELECT k FROM bad;
     );
     let sink = std::fs::read_to_string(dir.path().join("sink.csv")).unwrap();
     assert_eq!(sink.lines().count(), 5, "{sink}");
+}
+
+#[test]
+fn a_plan_that_cannot_be_written_is_a_failed_execution() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("compile.sql");
+    std::fs::write(
+        &script,
+        "CREATE TABLE src (k BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');\n\
+         CREATE TABLE snk (k BIGINT, c BIGINT) WITH ('connector' = 'blackhole');\n\
+         COMPILE PLAN '/proc/no-such-dir/p.json' FOR INSERT INTO snk SELECT k, COUNT(*) FROM src GROUP BY k;\n",
+    )
+    .unwrap();
+    // The statement in a script, and the command.
+    let statement = lab().arg("run").arg(&script).output().unwrap();
+    let command = lab()
+        .arg("compile-plan")
+        .arg(&script)
+        .args(["-o", "/proc/no-such-dir/q.json"])
+        .output()
+        .unwrap();
+    for o in [statement, command] {
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{err}");
+        assert!(
+            err.contains("execution failed: cannot write plan /proc/no-such-dir/"),
+            "{err}"
+        );
+    }
 }

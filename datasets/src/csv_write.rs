@@ -16,7 +16,9 @@
 //!   (`.<name>.<pid>-<n>.tmp`) and rename it into place in `finish()`, after
 //!   flushing and syncing. A writer dropped without `finish()` (an error, a
 //!   panic) deletes its temporary file, so a file at the target path is
-//!   always complete. Missing parent directories are created.
+//!   always complete; one of a killed process is removed by the next
+//!   writer in the directory (`operators::debris`). Missing parent
+//!   directories are created.
 //! - A target that exists and is not a regular file (`/dev/stdout`, a
 //!   named pipe, `/dev/full`) is a stream, not a file to replace: rows are
 //!   written straight to it, and a failed write is an error all the same.
@@ -24,8 +26,8 @@
 use std::fmt::Write as _;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use operators::sink::{RowWriter, SinkError};
 use operators::{Change, Value};
 
 use crate::csv_read::OP_COLUMN;
@@ -85,14 +87,10 @@ impl AtomicCsv {
             (file, PathBuf::new())
         } else {
             std::fs::create_dir_all(&dir).map_err(io("create directory", &dir))?;
-            // The process id and a counter keep concurrent writers apart.
-            static NEXT: AtomicU64 = AtomicU64::new(0);
-            let tmp = dir.join(format!(
-                ".{}.{}-{}.tmp",
-                name.to_string_lossy(),
-                std::process::id(),
-                NEXT.fetch_add(1, Ordering::Relaxed)
-            ));
+            // The process id and a counter keep concurrent writers apart;
+            // what a killed writer left here goes first.
+            operators::debris::sweep_temp_files(&dir);
+            let tmp = operators::debris::temp_file_for(&dir.join(name));
             (File::create(&tmp).map_err(io("create", &tmp))?, tmp)
         };
         let writer = csv::WriterBuilder::new()
@@ -289,14 +287,25 @@ pub fn write_changelog_csv(
     w.finish()
 }
 
-/// A `filesystem` sink writes the rows it receives as they arrive.
-impl operators::sink::RowWriter for ResultCsvWriter {
-    fn write(&mut self, row: &[Value]) -> Result<(), String> {
-        self.write_row(row).map_err(|e| e.to_string())
+/// `--changelog` writes the changes a sink receives as they arrive.
+impl operators::sink::ChangeWriter for ChangelogCsvWriter {
+    fn write(&mut self, change: &Change) -> Result<(), SinkError> {
+        Ok(ChangelogCsvWriter::write(self, change)?)
     }
 
-    fn finish(self: Box<Self>) -> Result<(), String> {
-        ResultCsvWriter::finish(*self).map_err(|e| e.to_string())
+    fn finish(self: Box<Self>) -> Result<(), SinkError> {
+        Ok(ChangelogCsvWriter::finish(*self)?)
+    }
+}
+
+/// A `filesystem` sink writes the rows it receives as they arrive.
+impl RowWriter for ResultCsvWriter {
+    fn write(&mut self, row: &[Value]) -> Result<(), SinkError> {
+        Ok(self.write_row(row)?)
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), SinkError> {
+        Ok(ResultCsvWriter::finish(*self)?)
     }
 }
 

@@ -44,6 +44,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use operators::exec::ChangeSource;
+use operators::operator::OpResult;
 use operators::{Change, DataType, Value};
 use rand::distr::Uniform;
 use rand::{Rng, RngCore};
@@ -321,10 +323,11 @@ impl DatagenSource {
     pub fn total_rows(&self) -> u64 {
         self.total
     }
+}
 
-    /// Appends up to `max` rows (as `+I` changes) to `out` and returns how
-    /// many; 0 means the source is exhausted.
-    pub fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, DatasetError> {
+/// Rows (as `+I` changes), up to `max` a batch.
+impl ChangeSource for DatagenSource {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         let n = (max as u64).min(self.remaining) as usize;
         out.reserve(n);
         let width = self.fields.len();
@@ -337,6 +340,10 @@ impl DatagenSource {
         }
         self.remaining -= n as u64;
         Ok(n)
+    }
+
+    fn can_read_ahead(&self) -> bool {
+        true
     }
 }
 

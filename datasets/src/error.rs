@@ -20,6 +20,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use operators::operator::{OpError, SourceError};
+use operators::sink::SinkError;
+
 /// Anything that can go wrong reading, generating or writing a data set.
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
@@ -210,6 +213,30 @@ impl DatasetError {
     }
 }
 
+/// A source's error in the runtime's terms: an IO failure is a failure to
+/// read, anything else (a row that does not parse, an option) bad input.
+impl From<DatasetError> for SourceError {
+    fn from(e: DatasetError) -> SourceError {
+        match e {
+            DatasetError::Io { .. } => SourceError::Read(Box::new(e)),
+            e => SourceError::BadInput(Box::new(e)),
+        }
+    }
+}
+
+impl From<DatasetError> for OpError {
+    fn from(e: DatasetError) -> OpError {
+        OpError::Source(e.into())
+    }
+}
+
+/// A writer's error, as a sink reports it.
+impl From<DatasetError> for SinkError {
+    fn from(e: DatasetError) -> SinkError {
+        SinkError(Box::new(e))
+    }
+}
+
 /// `'a', 'b', 'c'`: a list of allowed names for a message.
 pub(crate) fn quote_list<S: AsRef<str>>(items: &[S]) -> String {
     items
@@ -250,6 +277,34 @@ mod tests {
             e.to_string(),
             "table 'clicks': option 'fields.k.min' = 'x': expected an integer"
         );
+    }
+
+    #[test]
+    fn io_fails_the_read_and_a_bad_row_is_bad_input_kept_whole() {
+        let io = DatasetError::Io {
+            action: "read",
+            path: "clicks.csv".into(),
+            error: std::io::Error::other("disk"),
+        };
+        assert!(!OpError::from(io).is_bad_input());
+        let e = OpError::from(DatasetError::FieldCount {
+            file: "clicks.csv".into(),
+            line: 3,
+            expected: 3,
+            found: 2,
+        });
+        assert!(e.is_bad_input());
+        assert_eq!(
+            e.to_string(),
+            "clicks.csv line 3: expected 3 fields, found 2"
+        );
+        let OpError::Source(SourceError::BadInput(cause)) = &e else {
+            panic!("{e:?}");
+        };
+        assert!(matches!(
+            cause.downcast_ref::<DatasetError>(),
+            Some(DatasetError::FieldCount { line: 3, .. })
+        ));
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //!
 //! Semantics. A `CREATE TABLE ... WITH ('connector' = '...', ...)` names its
 //! connector and options exactly as in Flink; this module turns them into a
-//! [`Source`] (for tables read by a query) or a [`SinkKind`] (for tables
-//! written by `INSERT INTO`). Options are case-sensitive keys.
+//! [`ChangeSource`] (for tables read by a query) or a [`SinkKind`] (for
+//! tables written by `INSERT INTO`). Options are case-sensitive keys.
 //!
 //! Sources ([`open_source`]):
 //!
@@ -20,12 +20,16 @@
 //! option or a bad value is an error that names the table and lists what is
 //! allowed.
 //!
-//! A [`Source`] yields changes in batches; `next_batch` returning 0 means the
-//! source is exhausted.
+//! A source yields changes in batches; `next_batch` returning 0 means it is
+//! exhausted. Every source here reads or generates rows that depend on
+//! nothing the job does, so the executor may read it ahead
+//! ([`ChangeSource::can_read_ahead`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use operators::exec::ChangeSource;
+use operators::operator::OpResult;
 use operators::{Change, ChangelogMode, DataType};
 
 use crate::csv_read::{CsvOptions, CsvSource};
@@ -33,26 +37,18 @@ use crate::datagen::DatagenSource;
 use crate::error::{quote_list, DatasetError};
 use crate::workloads;
 
-/// A bounded stream of changes read in batches.
-pub trait Source: Send {
-    /// Appends up to `max` changes to `out` and returns how many were
-    /// appended; 0 means the source is exhausted.
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, DatasetError>;
-}
+/// A CSV file, read as it is parsed.
+impl ChangeSource for CsvSource {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
+        Ok(CsvSource::next_batch(self, max, out)?)
+    }
 
-impl Source for CsvSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, DatasetError> {
-        CsvSource::next_batch(self, max, out)
+    fn can_read_ahead(&self) -> bool {
+        true
     }
 }
 
-impl Source for DatagenSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, DatasetError> {
-        DatagenSource::next_batch(self, max, out)
-    }
-}
-
-/// An in-memory source, for tests: yields the given changes in order.
+/// An in-memory source (tests): yields the given changes in order.
 #[derive(Debug)]
 pub struct VecSource {
     changes: std::vec::IntoIter<Change>,
@@ -66,11 +62,15 @@ impl VecSource {
     }
 }
 
-impl Source for VecSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, DatasetError> {
+impl ChangeSource for VecSource {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         let before = out.len();
         out.extend(self.changes.by_ref().take(max));
         Ok(out.len() - before)
+    }
+
+    fn can_read_ahead(&self) -> bool {
+        true
     }
 }
 
@@ -96,12 +96,11 @@ pub fn open_source(
     column_names: &[String],
     types: &[DataType],
     base_dir: &Path,
-) -> Result<Box<dyn Source>, DatasetError> {
+) -> Result<Box<dyn ChangeSource>, DatasetError> {
     let connector = connector(options, &SOURCE_CONNECTORS).map_err(|e| e.in_table(table_name))?;
-    let source: Result<Box<dyn Source>, DatasetError> = match connector {
-        "datagen" => {
-            DatagenSource::new(options, column_names, types).map(|s| Box::new(s) as Box<dyn Source>)
-        }
+    let source: Result<Box<dyn ChangeSource>, DatasetError> = match connector {
+        "datagen" => DatagenSource::new(options, column_names, types)
+            .map(|s| Box::new(s) as Box<dyn ChangeSource>),
         "filesystem" => open_filesystem(options, column_names, types, base_dir),
         other => workloads::open(other, options, column_names, types)
             .expect("connector() checks the name"),
@@ -129,7 +128,7 @@ fn open_filesystem(
     column_names: &[String],
     types: &[DataType],
     base_dir: &Path,
-) -> Result<Box<dyn Source>, DatasetError> {
+) -> Result<Box<dyn ChangeSource>, DatasetError> {
     check_keys(options, &FILESYSTEM_SOURCE_OPTIONS)?;
     let path = required(options, "path", "the file to read")?;
     let format = required(options, "format", "'csv' or 'changelog-csv'")?;
@@ -298,7 +297,7 @@ mod tests {
         ns.iter().map(|s| s.to_string()).collect()
     }
 
-    fn drain(mut s: Box<dyn Source>) -> Vec<Change> {
+    fn drain(mut s: Box<dyn ChangeSource>) -> Vec<Change> {
         let mut out = Vec::new();
         while s.next_batch(2, &mut out).unwrap() > 0 {}
         out

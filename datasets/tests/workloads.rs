@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use datasets::{open_source, source_changelog_mode, Source};
+use datasets::{open_source, source_changelog_mode};
+use operators::exec::ChangeSource;
 use operators::{Change, ChangelogMode, DataType, RowKind, Value};
 
 fn opts(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -46,14 +47,14 @@ fn open(
     connector: &str,
     pairs: &[(&str, &str)],
     cols: &[(&str, DataType)],
-) -> Result<Box<dyn Source>, String> {
+) -> Result<Box<dyn ChangeSource>, String> {
     let mut o = opts(pairs);
     o.insert("connector".into(), connector.into());
     let (names, types) = schema(cols);
     open_source("t", &o, &names, &types, Path::new(".")).map_err(|e| e.to_string())
 }
 
-fn drain_with(mut s: Box<dyn Source>, batch: usize) -> Vec<Change> {
+fn drain_with(mut s: Box<dyn ChangeSource>, batch: usize) -> Vec<Change> {
     let mut out = Vec::new();
     loop {
         let before = out.len();

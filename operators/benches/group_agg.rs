@@ -19,8 +19,7 @@ static GLOBAL: operators::alloc::LabAllocator = operators::alloc::LabAllocator;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use operators::agg::{AggKind, AggSpec, GroupAggregateOperator};
 use operators::changelog::{Change, RowKind};
-use operators::exec::give_back;
-use operators::operator::Operator;
+use operators::operator::{Emission, Operator};
 use operators::state::StateBackend;
 use operators::value::{DataType, Value};
 use rand::rngs::SmallRng;
@@ -170,28 +169,28 @@ fn bench(c: &mut Criterion) {
                         true,
                     )
                     .unwrap();
-                    let mut op = if typed { op } else { op.with_general_path() };
-                    if kinds_only {
-                        op.emit_kinds_only();
-                    }
+                    let op = if typed { op } else { op.with_general_path() };
+                    let op = if kinds_only {
+                        op.with_emission(Emission::KindsOnly)
+                    } else {
+                        op
+                    };
                     (
                         op,
                         data.chunks(1024).map(|c| c.to_vec()).collect::<Vec<_>>(),
                     )
                 },
                 |(mut op, batches)| {
-                    // As in a job: the operator hands each input batch
-                    // back to its reader, which frees it (here, after the
-                    // timing; the floors only read their input).
-                    let (back, returned) = std::sync::mpsc::channel();
-                    give_back::route_to(back);
+                    // As in a job: the operator only reads its input
+                    // (`InputOwnership::Reads`), lent by the executor, which
+                    // sends it back to its reader to free (here, after the
+                    // timing; the floors only read their input too).
                     let mut out = Vec::new();
-                    for batch in batches {
+                    for batch in &batches {
                         out.clear();
-                        op.process(0, batch, &mut out).unwrap();
+                        op.process_read(0, batch, &mut out).unwrap();
                     }
-                    give_back::route_none();
-                    (op, returned)
+                    (op, batches)
                 },
                 BatchSize::LargeInput,
             )

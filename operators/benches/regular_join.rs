@@ -8,7 +8,7 @@ static GLOBAL: operators::alloc::LabAllocator = operators::alloc::LabAllocator;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use operators::changelog::Change;
-use operators::join::regular_join::JoinType;
+use operators::join::JoinType;
 use operators::join::{JoinSpec, JoinStateLayout, RegularJoinOperator};
 use operators::operator::Operator;
 use operators::state::StateBackend;

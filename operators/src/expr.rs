@@ -184,23 +184,19 @@ impl Expr {
         exprs.iter().map(|e| e.eval(row)).collect()
     }
 
-    /// Shifts every column reference by `offset` (for predicates over the
-    /// right side of a join that see the concatenated row).
-    pub fn shift_columns(&self, offset: usize) -> Expr {
-        self.map_columns(&|i| i + offset)
-    }
-
-    /// Rewrites every column reference through `f`.
-    pub fn map_columns(&self, f: &dyn Fn(usize) -> usize) -> Expr {
-        let m = |e: &Expr| Box::new(e.map_columns(f));
+    /// The expression with every column reference `i` replaced by `f(i)`:
+    /// renumbering columns, or inlining the projection a predicate reads.
+    pub fn replace_columns(&self, f: &dyn Fn(usize) -> Expr) -> Expr {
+        let r = |e: &Expr| e.replace_columns(f);
+        let b = |e: &Expr| Box::new(r(e));
         match self {
-            Expr::Column(i) => Expr::Column(f(*i)),
+            Expr::Column(i) => f(*i),
             Expr::Literal(v) => Expr::Literal(v.clone()),
-            Expr::Binary(op, l, r) => Expr::Binary(*op, m(l), m(r)),
-            Expr::Not(e) => Expr::Not(m(e)),
-            Expr::Neg(e) => Expr::Neg(m(e)),
+            Expr::Binary(op, l, rhs) => Expr::Binary(*op, b(l), b(rhs)),
+            Expr::Not(e) => Expr::Not(b(e)),
+            Expr::Neg(e) => Expr::Neg(b(e)),
             Expr::IsNull { expr, negated } => Expr::IsNull {
-                expr: m(expr),
+                expr: b(expr),
                 negated: *negated,
             },
             Expr::InList {
@@ -208,8 +204,8 @@ impl Expr {
                 list,
                 negated,
             } => Expr::InList {
-                expr: m(expr),
-                list: list.iter().map(|e| e.map_columns(f)).collect(),
+                expr: b(expr),
+                list: list.iter().map(r).collect(),
                 negated: *negated,
             },
             Expr::Case {
@@ -217,17 +213,14 @@ impl Expr {
                 branches,
                 otherwise,
             } => Expr::Case {
-                operand: operand.as_ref().map(|e| m(e)),
-                branches: branches
-                    .iter()
-                    .map(|(w, t)| (w.map_columns(f), t.map_columns(f)))
-                    .collect(),
-                otherwise: otherwise.as_ref().map(|e| m(e)),
+                operand: operand.as_deref().map(b),
+                branches: branches.iter().map(|(w, t)| (r(w), r(t))).collect(),
+                otherwise: otherwise.as_deref().map(b),
             },
-            Expr::Hash(e) => Expr::Hash(m(e)),
-            Expr::ToDouble(e) => Expr::ToDouble(m(e)),
+            Expr::Hash(e) => Expr::Hash(b(e)),
+            Expr::ToDouble(e) => Expr::ToDouble(b(e)),
             Expr::ToTimestamp { expr, unit_ms } => Expr::ToTimestamp {
-                expr: m(expr),
+                expr: b(expr),
                 unit_ms: *unit_ms,
             },
         }

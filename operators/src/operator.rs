@@ -4,23 +4,109 @@
 //! stage's exchange routes to it, keeps its own keyed state, and emits
 //! changes. The executor calls [`Operator::process`] once per batch and
 //! [`Operator::finish_bundle`] when a mini-batch bundle closes (on size, on
-//! latency, and at end of input).
+//! latency, and at end of input). Operators, sources and the sink fail
+//! with one error type, [`OpError`], whose causes stay typed.
+//!
+//! Input buffers are owned by contract, as dbsp's operators state an
+//! ownership preference for their inputs. An operator declares once, when
+//! it is built, whether it keeps the rows of its input batches
+//! ([`InputOwnership::Takes`]: into state, a bundle, its output) or only
+//! reads them ([`InputOwnership::Reads`]). The executor hands a taker each
+//! batch by value ([`Operator::process`]) and lends a reader each batch
+//! ([`Operator::process_read`]); a lent batch stays the executor's, which
+//! sends it back to the thread that read it, so its rows are freed where
+//! they were allocated (see `exec/mod.rs`). The declaration may change only
+//! where the operator says so; it never changes what the operator computes.
+//!
+//! How an operator emits is fixed by whoever builds it, never switched by
+//! the executor: an operator built to feed a sink that only counts kinds
+//! (the aggregate's [`Emission::KindsOnly`]) emits the same changes with
+//! empty rows; the job builder chooses that, and the executor refuses a
+//! stage so built that feeds anything but such sinks.
 
 use crate::changelog::Change;
+use crate::lookup::LookupStoreError;
+use crate::sink::SinkError;
 use crate::state::{StateError, StateReport};
 
+/// Why a job failed. Each cause is kept typed; [`OpError::is_bad_input`]
+/// tells the failures of the input (a malformed row, a record or spec an
+/// operator cannot take) from the failures of execution (IO, RocksDB, a
+/// full disk), which the command line reports with different exit codes.
 #[derive(Debug, thiserror::Error)]
 pub enum OpError {
+    /// The state backend failed: RocksDB, the disk under it, corrupt bytes.
     #[error(transparent)]
     State(#[from] StateError),
-    /// A source could not read its input (bad file, malformed row).
+    /// The index-lookup store failed, or refused a row its table cannot take.
+    #[error(transparent)]
+    Lookup(#[from] LookupStoreError),
+    /// A source could not deliver its next batch.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// The sink's writer failed.
+    #[error(transparent)]
+    Sink(#[from] SinkError),
+    /// The operator cannot run as specified (a setting out of range, inputs
+    /// wired to it that its spec does not have).
     #[error("{0}")]
-    Source(String),
+    Spec(String),
+    /// A record the operator's input contract rules out (a delete reaching
+    /// a delta join).
     #[error("{0}")]
-    Other(String),
+    Record(String),
+}
+
+impl OpError {
+    /// Whether the input is at fault (bad input) rather than the execution.
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            OpError::State(_) | OpError::Sink(_) => false,
+            OpError::Lookup(e) => e.is_bad_input(),
+            OpError::Source(e) => matches!(e, SourceError::BadInput(_)),
+            OpError::Spec(_) | OpError::Record(_) => true,
+        }
+    }
+}
+
+/// Why a source could not deliver its next batch. The cause is the
+/// connector's own error, kept whole (for a CSV row: the file, line and
+/// column, and what was expected).
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The input is wrong: a row that does not parse, a value of another type.
+    #[error(transparent)]
+    BadInput(Box<dyn std::error::Error + Send + Sync>),
+    /// Reading failed for a reason outside the input (IO, a disk).
+    #[error(transparent)]
+    Read(Box<dyn std::error::Error + Send + Sync>),
 }
 
 pub type OpResult<T> = Result<T, OpError>;
+
+/// Whether an operator keeps the rows of its input batches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputOwnership {
+    /// It moves rows out of its batches: the executor gives it each batch.
+    Takes,
+    /// It only reads them: the executor lends it each batch
+    /// ([`Operator::process_read`]) and disposes of the batch after.
+    Reads,
+}
+
+/// How an operator builds the rows it emits; a constructor's choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Emission {
+    /// Every change with its row.
+    #[default]
+    Rows,
+    /// The same changes, in the same order, with empty rows: only their
+    /// kinds are observed (a sink that counts `+I`/`-U`/`+U`/`-D`, such as
+    /// a blackhole with no `--changelog` or `--result`). Flink hands such a
+    /// sink a reused row object; building a fresh row no one reads would
+    /// make emitting look dearer here than there.
+    KindsOnly,
+}
 
 pub trait Operator: Send {
     /// Processes `batch`, which arrived on input `input` (0 for one-input
@@ -34,6 +120,25 @@ pub trait Operator: Send {
         Ok(())
     }
 
+    /// What the operator does with its input batches; the executor calls
+    /// [`Operator::process_read`] instead of [`Operator::process`] for a
+    /// reader. Asked per batch (a mini-batch aggregate takes, the same
+    /// aggregate one record at a time reads). Default: it takes them.
+    fn input_ownership(&self) -> InputOwnership {
+        InputOwnership::Takes
+    }
+
+    /// Processes a lent `batch`, as [`Operator::process`] would; for
+    /// operators that only read their input. Default: processes a copy.
+    fn process_read(
+        &mut self,
+        input: usize,
+        batch: &[Change],
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
+        self.process(input, batch.to_vec(), out)
+    }
+
     /// Emits whatever a mini-batch bundle buffered. One-record-at-a-time
     /// operators have nothing buffered.
     fn finish_bundle(&mut self, _out: &mut Vec<Change>) -> OpResult<()> {
@@ -45,15 +150,6 @@ pub trait Operator: Send {
     fn buffered(&self) -> usize {
         0
     }
-
-    /// Tells the operator that of its output only the kinds are observed:
-    /// it feeds a sink that just counts `+I`/`-U`/`+U`/`-D` (a blackhole
-    /// with no `--changelog` or `--result` asked for). It may then emit
-    /// changes with empty rows; which changes it emits, and when, must not
-    /// change. Flink hands such a sink a reused row object; building a
-    /// fresh row no one reads would make emitting look dearer here than
-    /// there. Default: rows are built anyway.
-    fn emit_kinds_only(&mut self) {}
 
     /// Every state the operator keeps, with its counters.
     fn state_reports(&self) -> Vec<StateReport> {

@@ -7,7 +7,8 @@
 //! An upsert sink keeps one row per primary key: `+I`/`+U` overwrite, `-D`
 //! deletes, and `-U` (if an upstream still sends it) is ignored.
 //! A sink that writes somewhere (a `filesystem` table) hands each row to
-//! its [`RowWriter`] as it arrives, so the rows are never all in memory.
+//! its [`RowWriter`] as it arrives, so the rows are never all in memory;
+//! so does `--changelog` through a [`ChangeWriter`], kind and row.
 
 use crate::changelog::{Change, KindCounts, Multiset, RowKind, SinkEncoding};
 use crate::state::heap::{new_map, Map};
@@ -15,10 +16,25 @@ use crate::value::{cmp_rows, Row, Value};
 
 /// Where a sink writes the rows it receives, in arrival order.
 pub trait RowWriter: Send {
-    fn write(&mut self, row: &[Value]) -> Result<(), String>;
+    fn write(&mut self, row: &[Value]) -> Result<(), SinkError>;
     /// Completes the output: until then it must not look complete.
-    fn finish(self: Box<Self>) -> Result<(), String>;
+    fn finish(self: Box<Self>) -> Result<(), SinkError>;
 }
+
+/// Where a sink writes every change it receives, kind and row, in arrival
+/// order (`lab run --changelog`): the changelog streams to its file instead
+/// of being kept, so memory does not grow with its length.
+pub trait ChangeWriter: Send {
+    fn write(&mut self, change: &Change) -> Result<(), SinkError>;
+    /// Completes the output: until then it must not look complete.
+    fn finish(self: Box<Self>) -> Result<(), SinkError>;
+}
+
+/// Why a sink's writer failed (IO: a full disk, a path it cannot write),
+/// with the writer's own error as the cause.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct SinkError(pub Box<dyn std::error::Error + Send + Sync>);
 
 pub struct SinkCollector {
     encoding: SinkEncoding,
@@ -31,6 +47,7 @@ pub struct SinkCollector {
     /// Print each row as Flink's print connector does, with this prefix.
     print: Option<String>,
     writer: Option<Box<dyn RowWriter>>,
+    changelog_writer: Option<Box<dyn ChangeWriter>>,
 }
 
 impl SinkCollector {
@@ -50,6 +67,7 @@ impl SinkCollector {
             changelog: Vec::new(),
             print,
             writer: None,
+            changelog_writer: None,
         }
     }
 
@@ -58,8 +76,20 @@ impl SinkCollector {
         self.writer = Some(writer);
     }
 
+    /// Writes every change from now on to `writer`; the owner completes it
+    /// ([`SinkCollector::take_changelog_writer`]).
+    pub fn set_changelog_writer(&mut self, writer: Box<dyn ChangeWriter>) {
+        self.changelog_writer = Some(writer);
+    }
+
+    /// The changelog writer, not yet completed: whoever asked for it
+    /// decides when its output is complete.
+    pub fn take_changelog_writer(&mut self) -> Option<Box<dyn ChangeWriter>> {
+        self.changelog_writer.take()
+    }
+
     /// Completes the writer's output, if there is one.
-    pub fn finish_writer(&mut self) -> Result<(), String> {
+    pub fn finish_writer(&mut self) -> Result<(), SinkError> {
         match self.writer.take() {
             Some(w) => w.finish(),
             None => Ok(()),
@@ -67,7 +97,7 @@ impl SinkCollector {
     }
 
     /// Takes a batch; fails only when the writer does.
-    pub fn consume(&mut self, batch: Vec<Change>) -> Result<(), String> {
+    pub fn consume(&mut self, batch: Vec<Change>) -> Result<(), SinkError> {
         for c in batch {
             self.counts.add(c.kind);
             if let Some(prefix) = &self.print {
@@ -78,12 +108,17 @@ impl SinkCollector {
                     // The reader went away (`| head`): print no more.
                     Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => self.print = None,
                     Err(e) => {
-                        return Err(format!("print sink: cannot write to standard output: {e}"))
+                        return Err(SinkError(
+                            format!("print sink: cannot write to standard output: {e}").into(),
+                        ))
                     }
                 }
             }
             if let Some(w) = &mut self.writer {
                 w.write(&c.row)?;
+            }
+            if let Some(w) = &mut self.changelog_writer {
+                w.write(&c)?;
             }
             if !self.materialize {
                 if self.keep_changelog {
@@ -117,9 +152,13 @@ impl SinkCollector {
     }
 
     /// Whether the sink keeps nothing of a row but its kind: it does not
-    /// materialise, keep the changelog, write or print.
+    /// materialise, keep or write the changelog, write or print.
     pub fn counts_only(&self) -> bool {
-        !self.materialize && !self.keep_changelog && self.writer.is_none() && self.print.is_none()
+        !self.materialize
+            && !self.keep_changelog
+            && self.writer.is_none()
+            && self.changelog_writer.is_none()
+            && self.print.is_none()
     }
 
     pub fn counts(&self) -> KindCounts {

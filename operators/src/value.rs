@@ -115,13 +115,6 @@ impl Value {
         }
     }
 
-    pub fn as_bool(&self) -> Option<bool> {
-        match self {
-            Value::Bool(b) => Some(*b),
-            _ => None,
-        }
-    }
-
     /// Doubles folded so that equal values have equal bits.
     fn canonical_bits(d: f64) -> u64 {
         if d == 0.0 {

@@ -7,12 +7,13 @@
 use operators::changelog::{Change, RowKind, SinkEncoding};
 use operators::exec::{ChangeSource, Exchange, JobBuilder, Target};
 use operators::expr::{BinOp, Expr};
+use operators::join::StoreWritingSource;
 use operators::join::{
     DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec, JoinSpec, JoinStateLayout,
     RegularJoinOperator,
 };
-use operators::lookup::{IndexLookupStore, StoreWritingSource, TableId};
-use operators::operator::Operator;
+use operators::lookup::{IndexLookupStore, TableId};
+use operators::operator::{OpResult, Operator};
 use operators::sink::SinkCollector;
 use operators::state::StateBackend;
 use operators::value::{cmp_rows, Row, Value};
@@ -33,7 +34,7 @@ impl VecSource {
 }
 
 impl ChangeSource for VecSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, String> {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         let n = max.min(self.0.len());
         out.extend(self.0.drain(..n));
         Ok(n)
@@ -552,7 +553,7 @@ fn keeps_no_state_unlike_a_regular_join() {
         &backend,
         "join",
         JoinSpec {
-            join_type: operators::join::regular_join::JoinType::Inner,
+            join_type: operators::join::JoinType::Inner,
             left_keys: vec![0],
             right_keys: vec![0],
             left_arity: 3,
@@ -787,7 +788,7 @@ fn bad_inputs_are_errors() {
     assert!(e.is_err());
     // Only INNER joins.
     let js = JoinSpec {
-        join_type: operators::join::regular_join::JoinType::Left,
+        join_type: operators::join::JoinType::Left,
         left_keys: vec![0],
         right_keys: vec![0],
         left_arity: 3,

@@ -7,7 +7,7 @@ use operators::changelog::{Change, RowKind, SinkEncoding};
 use operators::exec::job::JobOptions;
 use operators::exec::{ChangeSource, Exchange, JobBuilder, Target};
 use operators::expr::{BinOp, Expr};
-use operators::operator::Operator;
+use operators::operator::{OpResult, Operator};
 use operators::sink::SinkCollector;
 use operators::state::StateBackend;
 use operators::value::Value;
@@ -22,7 +22,7 @@ struct Numbers {
 }
 
 impl ChangeSource for Numbers {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, String> {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         *self.reads.lock().unwrap() += 1;
         let end = (self.next + max as i64).min(self.n);
         for i in self.next..end {

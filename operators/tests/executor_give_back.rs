@@ -1,12 +1,15 @@
-//! Input batches an operator only reads go back to the read-ahead thread
-//! that filled them ([`operators::exec::give_back`]): the reader gets
-//! buffers it filled before, and the job computes the same either way.
+//! The ownership contract of input batches (`operators/src/operator.rs`):
+//! batches lent to an operator that only reads them
+//! ([`InputOwnership::Reads`]) go back to the read-ahead thread that filled
+//! them, so the reader gets buffers it filled before; batches an operator
+//! takes ([`InputOwnership::Takes`]) do not. The job computes the same
+//! either way.
 
 use operators::agg::{AggKind, AggSpec, GroupAggregateOperator};
 use operators::changelog::{Change, SinkEncoding};
 use operators::exec::job::JobOptions;
 use operators::exec::{ChangeSource, Exchange, JobBuilder, Target};
-use operators::operator::Operator;
+use operators::operator::{InputOwnership, OpResult, Operator};
 use operators::sink::SinkCollector;
 use operators::state::StateBackend;
 use operators::value::{DataType, Row, Value};
@@ -25,7 +28,7 @@ struct CountingSource {
 }
 
 impl ChangeSource for CountingSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, String> {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         if self.sent == BATCHES * BATCH {
             return Ok(0);
         }
@@ -50,9 +53,9 @@ impl ChangeSource for CountingSource {
     }
 }
 
-/// Runs `COUNT(*) GROUP BY k` one record at a time; the result and how
-/// many batches came in a reused buffer.
-fn run(read_ahead: bool) -> (Vec<Row>, usize) {
+/// Runs `COUNT(*) GROUP BY k` one record at a time (or in mini-batches);
+/// the result and how many batches came in a reused buffer.
+fn run(read_ahead: bool, mini_batch: bool) -> (Vec<Row>, usize) {
     let backend = StateBackend::heap();
     let count = AggSpec {
         kind: AggKind::CountStar,
@@ -63,6 +66,17 @@ fn run(read_ahead: bool) -> (Vec<Row>, usize) {
     };
     let op = GroupAggregateOperator::new(&backend, "agg", vec![0], vec![count], true, true)
         .expect("operator");
+    let op = if mini_batch {
+        op.with_mini_batch(BATCH * 4)
+    } else {
+        op
+    };
+    let expected = if mini_batch {
+        InputOwnership::Takes
+    } else {
+        InputOwnership::Reads
+    };
+    assert_eq!(op.input_ownership(), expected);
     let reused = Arc::new(Mutex::new(0));
     let mut job = JobBuilder::new();
     let src = job.add_source(Box::new(CountingSource {
@@ -93,14 +107,18 @@ fn run(read_ahead: bool) -> (Vec<Row>, usize) {
 
 #[test]
 fn a_read_ahead_source_gets_its_buffers_back() {
-    let (with, reused) = run(true);
+    let (with, reused) = run(true, false);
     assert!(
         reused > BATCHES / 2,
         "only {reused} of {BATCHES} batches came in a buffer the source filled before"
     );
     // Read inline (no reader thread), nothing goes back; same result.
-    let (without, none) = run(false);
+    let (without, none) = run(false, false);
     assert_eq!(none, 0);
     assert_eq!(with, without);
     assert_eq!(with.len(), 7);
+    // A mini-batch aggregate takes its batches: none goes back.
+    let (taken, none) = run(true, true);
+    assert_eq!(none, 0);
+    assert_eq!(taken, with);
 }

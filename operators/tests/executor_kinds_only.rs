@@ -1,23 +1,22 @@
-//! The executor tells the operators feeding the sink that only the kinds
-//! of their output are observed ([`Operator::emit_kinds_only`]) exactly
-//! when the sink keeps nothing else: it does not materialise, keep the
-//! changelog, write or print.
+//! Kinds-only emission is the builder's choice ([`Emission`]), and the
+//! executor holds it to its condition: a stage built to emit kinds only
+//! may feed only sinks that keep nothing but kinds (no materialising,
+//! changelog, printing or writer). Anything else is refused when the job
+//! is built or the writer set, so an empty row never reaches a reader.
 
 use operators::changelog::{Change, SinkEncoding};
 use operators::exec::job::JobOptions;
-use operators::exec::{ChangeSource, Exchange, JobBuilder, Target};
-use operators::operator::{OpResult, Operator};
-use operators::sink::{RowWriter, SinkCollector};
+use operators::exec::{ChangeSource, Exchange, Job, JobBuilder, Target};
+use operators::operator::{Emission, OpResult, Operator};
+use operators::sink::{RowWriter, SinkCollector, SinkError};
 use operators::state::StateBackend;
 use operators::value::Value;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// Three rows, in one batch.
 struct ThreeRows(bool);
 
 impl ChangeSource for ThreeRows {
-    fn next_batch(&mut self, _max: usize, out: &mut Vec<Change>) -> Result<usize, String> {
+    fn next_batch(&mut self, _max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         if std::mem::replace(&mut self.0, true) {
             return Ok(0);
         }
@@ -26,10 +25,10 @@ impl ChangeSource for ThreeRows {
     }
 }
 
-/// Forwards its input; notes whether it was told kinds only.
-struct Probe(Arc<AtomicBool>);
+/// Forwards its input.
+struct Forward;
 
-impl Operator for Probe {
+impl Operator for Forward {
     fn process(
         &mut self,
         _input: usize,
@@ -39,39 +38,37 @@ impl Operator for Probe {
         out.extend(batch);
         Ok(())
     }
-
-    fn emit_kinds_only(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
 }
 
 struct NoWriter;
 
 impl RowWriter for NoWriter {
-    fn write(&mut self, _row: &[Value]) -> Result<(), String> {
+    fn write(&mut self, _row: &[Value]) -> Result<(), SinkError> {
         Ok(())
     }
-    fn finish(self: Box<Self>) -> Result<(), String> {
+    fn finish(self: Box<Self>) -> Result<(), SinkError> {
         Ok(())
     }
 }
 
-/// Runs source -> probe -> probe -> sink; whether each probe was told.
-fn told(keep_changelog: bool, materialize: bool, print: bool, writer: bool) -> [bool; 2] {
-    let flags = [
-        Arc::new(AtomicBool::new(false)),
-        Arc::new(AtomicBool::new(false)),
-    ];
+/// Builds source -> first -> last -> sink, with `emission` on the stage
+/// named `kinds_only_stage`.
+fn build(
+    kinds_only_stage: &str,
+    keep_changelog: bool,
+    materialize: bool,
+    print: bool,
+) -> Result<Job, String> {
     let mut job = JobBuilder::new();
     let src = job.add_source(Box::new(ThreeRows(false)));
-    let first = job.add_stage(
-        "first",
-        vec![Box::new(Probe(flags[0].clone())) as Box<dyn Operator>],
-    );
-    let last = job.add_stage(
-        "last",
-        vec![Box::new(Probe(flags[1].clone())) as Box<dyn Operator>],
-    );
+    let first = job.add_stage("first", vec![Box::new(Forward) as Box<dyn Operator>]);
+    let last = job.add_stage("last", vec![Box::new(Forward) as Box<dyn Operator>]);
+    let chosen = if kinds_only_stage == "first" {
+        first
+    } else {
+        last
+    };
+    job.set_emission(chosen, Emission::KindsOnly);
     job.connect_source(src, Target::Stage(first, 0), Exchange::Forward);
     job.connect_stage(first, Target::Stage(last, 0), Exchange::Forward);
     job.connect_stage(last, Target::Sink(0), Exchange::Forward);
@@ -81,39 +78,43 @@ fn told(keep_changelog: bool, materialize: bool, print: bool, writer: bool) -> [
         materialize,
         print.then(|| "probe> ".to_string()),
     );
-    let options = JobOptions {
+    job.add_sink("sink", sink);
+    job.build(JobOptions {
         batch_size: 8,
         bundle_latency: None,
         backend: StateBackend::heap(),
         deterministic_clock: false,
         watermark_interval_ms: 200,
-    };
-    let mut job = {
-        job.add_sink("sink", sink);
-        job.build(options)
-    }
-    .expect("job");
-    if writer {
-        job.set_sink_writer(0, Box::new(NoWriter));
-    }
-    let report = job.run(&mut |_| {}).expect("run");
-    assert_eq!(report.sinks[0].counts.total(), 3);
-    flags.map(|f| f.load(Ordering::Relaxed))
+    })
 }
 
 #[test]
-fn only_the_stage_feeding_a_counting_sink_is_told() {
-    assert_eq!(told(false, false, false, false), [false, true]);
-    for (keep, materialize, print, writer) in [
-        (true, false, false, false),
-        (false, true, false, false),
-        (false, false, true, false),
-        (false, false, false, true),
+fn a_kinds_only_stage_may_feed_only_a_counting_sink() {
+    let mut job = build("last", false, false, false).expect("a counting sink");
+    let report = job.run(&mut |_| {}).expect("run");
+    assert_eq!(report.sinks[0].counts.total(), 3);
+
+    let e = build("first", false, false, false)
+        .err()
+        .expect("feeds a stage");
+    assert!(e.contains("stage 0 (first) emits kinds only"), "{e}");
+    for (keep, materialize, print) in [
+        (true, false, false),
+        (false, true, false),
+        (false, false, true),
     ] {
-        assert_eq!(
-            told(keep, materialize, print, writer),
-            [false, false],
-            "keep {keep}, materialise {materialize}, print {print}, writer {writer}"
-        );
+        let e = build("last", keep, materialize, print)
+            .err()
+            .unwrap_or_else(|| panic!("keep {keep}, materialise {materialize}, print {print}"));
+        assert!(e.contains("feeds a consumer that reads rows"), "{e}");
     }
+}
+
+#[test]
+fn a_writer_is_refused_for_a_sink_fed_kinds_only() {
+    let mut job = build("last", false, false, false).expect("job");
+    let e = job
+        .set_sink_writer(0, Box::new(NoWriter))
+        .expect_err("kinds only");
+    assert!(e.to_string().contains("built to emit kinds only"), "{e}");
 }

@@ -6,7 +6,7 @@ use operators::agg::{AggKind, AggSpec, GroupAggregateOperator};
 use operators::changelog::{Change, SinkEncoding};
 use operators::exec::job::JobOptions;
 use operators::exec::{ChangeSource, Exchange, JobBuilder, Target};
-use operators::operator::Operator;
+use operators::operator::{OpResult, Operator};
 use operators::sink::SinkCollector;
 use operators::state::StateBackend;
 use operators::value::{DataType, Value};
@@ -23,7 +23,7 @@ struct SlowSource {
 }
 
 impl ChangeSource for SlowSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, String> {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         if self.sent == BATCHES * BATCH {
             return Ok(0);
         }

@@ -5,7 +5,8 @@
 use operators::changelog::{Change, SinkEncoding};
 use operators::exec::job::JobOptions;
 use operators::exec::{ChangeSource, Exchange, JobBuilder, Target};
-use operators::sink::{RowWriter, SinkCollector};
+use operators::operator::OpResult;
+use operators::sink::{RowWriter, SinkCollector, SinkError};
 use operators::state::StateBackend;
 use operators::value::Value;
 use std::time::Duration;
@@ -20,7 +21,7 @@ struct SlowSource {
 }
 
 impl ChangeSource for SlowSource {
-    fn next_batch(&mut self, _max: usize, out: &mut Vec<Change>) -> Result<usize, String> {
+    fn next_batch(&mut self, _max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         if self.sent == BATCHES {
             return Ok(0);
         }
@@ -39,11 +40,11 @@ impl ChangeSource for SlowSource {
 struct SlowWriter;
 
 impl RowWriter for SlowWriter {
-    fn write(&mut self, _row: &[Value]) -> Result<(), String> {
+    fn write(&mut self, _row: &[Value]) -> Result<(), SinkError> {
         std::thread::sleep(PAUSE);
         Ok(())
     }
-    fn finish(self: Box<Self>) -> Result<(), String> {
+    fn finish(self: Box<Self>) -> Result<(), SinkError> {
         Ok(())
     }
 }
@@ -70,7 +71,8 @@ fn run(read_ahead: bool, slow_sink: bool) -> operators::exec::JobReport {
     }
     .expect("job");
     if slow_sink {
-        job.set_sink_writer(0, Box::new(SlowWriter));
+        job.set_sink_writer(0, Box::new(SlowWriter))
+            .expect("writer");
     }
     job.run(&mut |_| {}).expect("run")
 }

@@ -6,7 +6,7 @@
 
 use operators::changelog::{Change, Multiset};
 use operators::expr::{BinOp, Expr};
-use operators::join::regular_join::JoinType;
+use operators::join::JoinType;
 use operators::join::{JoinSpec, JoinStateLayout, MiniBatchJoinOperator, RegularJoinOperator};
 use operators::operator::Operator;
 use operators::state::StateBackend;

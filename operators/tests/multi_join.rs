@@ -6,7 +6,7 @@
 
 use operators::changelog::{Change, ChangelogMode, Multiset, RowKind};
 use operators::expr::{BinOp, Expr};
-use operators::join::regular_join::JoinType;
+use operators::join::JoinType;
 use operators::join::{
     JoinSpec, JoinStateLayout, MultiJoinOperator, MultiJoinSpec, RegularJoinOperator,
 };

@@ -1,4 +1,4 @@
-//! The heap backend's typed aggregate path ([`operators::agg::packed_acc`])
+//! The heap backend's typed aggregate path (packed accumulators, `operators/src/agg/acc_store.rs`)
 //! against the general path, on the heap and on RocksDB (which has no
 //! typed path): on random changelogs, with NULLs, doubles (-0.0 and NaN
 //! among them), integers meeting doubles, values the typed path declines,
@@ -11,7 +11,7 @@
 
 use operators::agg::{AggKind, AggSpec, GroupAggregateOperator, LocalAggregateOperator};
 use operators::changelog::{Change, RowKind};
-use operators::operator::Operator;
+use operators::operator::{Emission, Operator};
 use operators::state::{StateBackend, StateMetrics};
 use operators::value::{DataType, Value};
 use proptest::prelude::*;
@@ -176,7 +176,7 @@ fn run(
     }
     assert_eq!(op.typed_path(), typed);
     if kinds_only {
-        op.emit_kinds_only();
+        op = op.with_emission(Emission::KindsOnly);
     }
     let mut emitted = Vec::new();
     for batch in batches {

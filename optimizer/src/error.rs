@@ -21,6 +21,9 @@ pub enum ErrorKind {
     Config,
     /// The planner cannot build what was asked (e.g. a forced strategy).
     Plan,
+    /// Not bad input: the machine failed while the job was being built
+    /// (the index-lookup store's RocksDB or its directory).
+    Execution,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +56,9 @@ impl PlanError {
     pub fn plan(m: impl Into<String>) -> PlanError {
         PlanError::new(ErrorKind::Plan, m)
     }
+    pub fn execution(m: impl Into<String>) -> PlanError {
+        PlanError::new(ErrorKind::Execution, m)
+    }
     pub fn at(mut self, line: u64, column: u64) -> PlanError {
         if self.location.is_none() && line > 0 {
             self.location = Some(Location { line, column });
@@ -69,6 +75,7 @@ impl fmt::Display for PlanError {
             ErrorKind::Validation => "validation error",
             ErrorKind::Config => "configuration error",
             ErrorKind::Plan => "planning error",
+            ErrorKind::Execution => "execution failed",
         };
         match &self.location {
             Some(l) => write!(

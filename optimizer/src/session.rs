@@ -9,56 +9,82 @@
 
 use crate::catalog_view::CatalogView;
 use crate::config::{Config, StateBackendKind};
-use crate::error::PlanError;
+use crate::error::{ErrorKind, PlanError};
 use crate::logical::{ExplainDetails, ExplainTarget, InsertStatement, Statement};
 use crate::physical::compiled_plan;
 use crate::physical::explain::{explain, Explained};
-use crate::physical::job::{build_job, ConnectorSources, Runtime, SourceProvider};
+use crate::physical::job::{build_job, ConnectorSources, Runtime, SinkKeeps, SourceProvider};
 use crate::physical::{plan_insert, plan_query, PhysicalPlan};
 use crate::sql::{parse_script, Script};
 use operators::changelog::Change;
 use operators::exec::{JobReport, SinkReport};
+use operators::operator::OpError;
+use operators::sink::ChangeWriter;
 use operators::state::{BackendKind, StateBackend};
 use std::path::Path;
 use std::sync::Arc;
 
-/// A failure while running a script: bad input (exit code 2) or an
-/// execution failure (exit code 3).
+/// A failure while running a script: bad input (exit code 2) or a
+/// failure of execution (IO, RocksDB, a full disk: exit code 3).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error("{0}")]
-    Input(#[from] PlanError),
-    /// A source could not read its input: bad input too.
+    Input(PlanError),
+    /// Bad input the job met while running (a malformed row, a record an
+    /// operator cannot take).
     #[error("{0}")]
-    Source(String),
+    BadInput(OpError),
     #[error("execution failed: {0}")]
     Execution(String),
+}
+
+/// A planning error is bad input, but for one that says the machine
+/// failed ([`ErrorKind::Execution`]).
+impl From<PlanError> for RunError {
+    fn from(e: PlanError) -> RunError {
+        match e.kind {
+            ErrorKind::Execution => RunError::Execution(e.message),
+            _ => RunError::Input(e),
+        }
+    }
 }
 
 impl RunError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            RunError::Input(_) | RunError::Source(_) => 2,
+            RunError::Input(_) | RunError::BadInput(_) => 2,
             RunError::Execution(_) => 3,
         }
     }
 }
 
+/// Opens the writer a sink streams its changelog to, given the sink
+/// table's name and column names.
+pub type ChangelogWriterFactory<'a> =
+    dyn Fn(&str, &[String]) -> Result<Box<dyn ChangeWriter>, String> + 'a;
+
 /// What the sink keeps of a run.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RunOptions {
-    /// Every row the sink receives, in order.
+#[derive(Clone, Copy, Default)]
+pub struct RunOptions<'a> {
+    /// Every row the sink receives, in order, in memory
+    /// ([`InsertOutcome::changelog`]).
     pub keep_changelog: bool,
     /// The materialised result table.
     pub materialize: bool,
+    /// Every row the sink receives, in order, streamed to a writer this
+    /// opens per INSERT; the writer comes back not completed
+    /// ([`InsertOutcome::changelog_writer`]), so the caller decides when
+    /// the run's files are complete.
+    pub changelog_to: Option<&'a ChangelogWriterFactory<'a>>,
 }
 
-impl RunOptions {
-    /// Keeps both: what tests compare.
-    pub fn keep_all() -> RunOptions {
+impl RunOptions<'_> {
+    /// Keeps both in memory: what tests compare.
+    pub fn keep_all() -> RunOptions<'static> {
         RunOptions {
             keep_changelog: true,
             materialize: true,
+            changelog_to: None,
         }
     }
 }
@@ -79,6 +105,9 @@ pub struct InsertOutcome {
     pub stages: Vec<usize>,
     /// Every row the sink received (empty unless asked for).
     pub changelog: Vec<Change>,
+    /// The writer the changelog streamed to (`RunOptions::changelog_to`),
+    /// to be completed by the caller.
+    pub changelog_writer: Option<Box<dyn ChangeWriter>>,
 }
 
 impl InsertOutcome {
@@ -203,33 +232,32 @@ pub fn load_plan(path: &Path) -> Result<PhysicalPlan, PlanError> {
 
 /// Writes the compiled plan of `plan` to `path`; with `if_not_exists` an
 /// existing file is kept (and used by a later EXECUTE PLAN), as in Flink.
-pub fn write_plan(
-    plan: &PhysicalPlan,
-    path: &Path,
-    if_not_exists: bool,
-) -> Result<bool, PlanError> {
+pub fn write_plan(plan: &PhysicalPlan, path: &Path, if_not_exists: bool) -> Result<bool, RunError> {
     if path.exists() {
         if if_not_exists {
             return Ok(false);
         }
-        return Err(PlanError::plan(format!(
+        return Err(RunError::Input(PlanError::plan(format!(
             "plan file {} already exists; write COMPILE PLAN '...' IF NOT EXISTS FOR ... to keep it",
             path.display()
-        )));
+        ))));
     }
     // Written under a temporary name and renamed: a plan file is complete
-    // or absent, and a failed write (a full disk) leaves no temporary file.
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(
-        ".{}.{}.tmp",
-        name.unwrap_or_default(),
-        std::process::id()
-    ));
+    // or absent, and a failed write (a full disk) leaves no temporary file
+    // (a killed writer's is removed here by the next).
+    if let Some(dir) = path.parent() {
+        operators::debris::sweep_temp_files(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        });
+    }
+    let tmp = operators::debris::temp_file_for(path);
     std::fs::write(&tmp, compiled_plan::compile(plan))
         .and_then(|_| std::fs::rename(&tmp, path))
         .map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
-            PlanError::plan(format!("cannot write plan {}: {e}", path.display()))
+            RunError::Execution(format!("cannot write plan {}: {e}", path.display()))
         })?;
     Ok(true)
 }
@@ -359,7 +387,7 @@ pub fn run_script(
     sql: &str,
     base_dir: &Path,
     overrides: &[(String, String)],
-    options: RunOptions,
+    options: RunOptions<'_>,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
     run_script_explaining(sql, base_dir, overrides, options, progress, &mut |_| {})
@@ -371,7 +399,7 @@ pub fn run_script_explaining(
     sql: &str,
     base_dir: &Path,
     overrides: &[(String, String)],
-    options: RunOptions,
+    options: RunOptions<'_>,
     progress: &mut dyn FnMut(&str, u64),
     explained: &mut dyn FnMut(&str),
 ) -> Result<Vec<InsertOutcome>, RunError> {
@@ -398,7 +426,7 @@ pub fn run_parsed(
     sources: &dyn SourceProvider,
     base_dir: &Path,
     overrides: &[(String, String)],
-    options: RunOptions,
+    options: RunOptions<'_>,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
     run_parsed_explaining(
@@ -421,7 +449,7 @@ pub fn run_parsed_explaining(
     sources: &dyn SourceProvider,
     base_dir: &Path,
     overrides: &[(String, String)],
-    options: RunOptions,
+    options: RunOptions<'_>,
     progress: &mut dyn FnMut(&str, u64),
     explained: &mut dyn FnMut(&str),
 ) -> Result<Vec<InsertOutcome>, RunError> {
@@ -460,14 +488,16 @@ pub fn run_parsed_explaining(
     Ok(outcomes)
 }
 
-/// The state backend `config` asks for (`state.backend.type`, `lab.state.dir`).
-pub fn backend_for(config: &Config) -> Result<StateBackend, PlanError> {
+/// The state backend `config` asks for (`state.backend.type`,
+/// `lab.state.dir`); one that cannot open (RocksDB, its directory) is a
+/// failure of execution, not bad input.
+pub fn backend_for(config: &Config) -> Result<StateBackend, RunError> {
     let kind = match config.state_backend() {
         StateBackendKind::HashMap => BackendKind::Heap,
         StateBackendKind::RocksDb => BackendKind::RocksDb,
     };
     StateBackend::new(kind, config.state_dir().as_deref())
-        .map_err(|e| PlanError::plan(e.to_string()))
+        .map_err(|e| RunError::Execution(e.to_string()))
 }
 
 /// Runs the plans as one job (one sink each), with the settings they were
@@ -478,9 +508,11 @@ fn run_job(
     config: Config,
     sources: &dyn SourceProvider,
     base_dir: &Path,
-    options: RunOptions,
+    options: RunOptions<'_>,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<Vec<InsertOutcome>, RunError> {
+    // A state directory that cannot be created is a failure of the disk,
+    // not of the script.
     let backend = backend_for(&config)?;
     let state_dir = config.state_dir();
     let runtime = Runtime {
@@ -491,8 +523,11 @@ fn run_job(
     let (mut job, stages) = build_job(
         &plans,
         &runtime,
-        options.keep_changelog,
-        options.materialize,
+        SinkKeeps {
+            changelog: options.keep_changelog,
+            result: options.materialize,
+            changelog_written: options.changelog_to.is_some(),
+        },
     )
     .map_err(|e| at_table_definition(script, e))?;
     for (k, plan) in plans.iter().enumerate() {
@@ -503,7 +538,15 @@ fn run_job(
             let writer =
                 datasets::ResultCsvWriter::headless(&file, &plan.sink.table.schema.names())
                     .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
-            job.set_sink_writer(k, Box::new(writer));
+            job.set_sink_writer(k, Box::new(writer))
+                .map_err(|e| PlanError::plan(format!("sink '{sink}': {e}")))?;
+        }
+        if let Some(open) = options.changelog_to {
+            let sink = &plan.sink.table.name;
+            let writer = open(sink, &plan.sink.table.schema.names())
+                .map_err(|e| RunError::Execution(format!("changelog of sink '{sink}': {e}")))?;
+            job.set_changelog_writer(k, writer)
+                .map_err(|e| PlanError::plan(format!("sink '{sink}': {e}")))?;
         }
     }
     let label = plans
@@ -511,9 +554,12 @@ fn run_job(
         .map(|p| p.sink.table.name.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let report = job.run(&mut |n| progress(&label, n)).map_err(|e| match e {
-        operators::operator::OpError::Source(m) => RunError::Source(m),
-        e => RunError::Execution(e.to_string()),
+    let report = job.run(&mut |n| progress(&label, n)).map_err(|e| {
+        if e.is_bad_input() {
+            RunError::BadInput(e)
+        } else {
+            RunError::Execution(e.to_string())
+        }
     })?;
     for (k, plan) in plans.iter().enumerate() {
         job.finish_sink(k)
@@ -531,6 +577,7 @@ fn run_job(
             } else {
                 Vec::new()
             },
+            changelog_writer: job.take_changelog_writer(k),
             plan,
             config: config.clone(),
             report: report.clone(),

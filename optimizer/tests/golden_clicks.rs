@@ -77,6 +77,7 @@ fn a_sink_that_only_counts_gets_the_same_changes() {
     let counts_only = RunOptions {
         keep_changelog: false,
         materialize: false,
+        ..Default::default()
     };
     for (backend, p) in [("hashmap", "1"), ("rocksdb", "1"), ("hashmap", "4")] {
         let set = [

@@ -21,6 +21,7 @@ fn run_example(file: &str, overrides: &[(&str, &str)]) -> Vec<InsertOutcome> {
     let opts = RunOptions {
         keep_changelog: false,
         materialize: true,
+        ..Default::default()
     };
     run_script(&sql, examples(), &o, opts, &mut |_, _| {}).unwrap()
 }

@@ -4,7 +4,11 @@
 //!
 //! Every metric is measured per `INSERT` (one row of `results.csv` per
 //! point, variant, repeat and sink). An empty cell means "does not apply".
+//! A metric is read from a run on the lab ([`Sample`]), on Flink
+//! ([`FlinkOutcome`]), or both where the meaning is the same; what only
+//! Flink measures is named `flink_...`.
 
+use crate::flink::run::FlinkOutcome;
 use crate::numbers::{self, Unit};
 use operators::changelog::RowKind;
 use operators::exec::{JobReport, SinkReport};
@@ -27,12 +31,19 @@ pub struct Metric {
     pub label: &'static str,
     pub unit: &'static str,
     extract: fn(&Sample) -> Option<f64>,
+    flink: fn(&FlinkOutcome) -> Option<f64>,
 }
 
 impl Metric {
     /// The metric's value for one sample (`None` when it does not apply).
     pub fn value(&self, sample: &Sample) -> Option<f64> {
         (self.extract)(sample)
+    }
+
+    /// The metric's value for one INSERT run on Flink (`None` when Flink
+    /// does not measure it).
+    pub fn flink_value(&self, o: &FlinkOutcome) -> Option<f64> {
+        (self.flink)(o)
     }
 
     /// How values are written ([`crate::numbers`]).
@@ -77,6 +88,19 @@ fn kind(s: &Sample, k: RowKind) -> Option<f64> {
     Some(s.sink.counts.get(k) as f64)
 }
 
+fn flink_kind(o: &FlinkOutcome, k: RowKind) -> Option<f64> {
+    Some(o.captured.counts.get(k) as f64)
+}
+
+fn not_on_flink(_: &FlinkOutcome) -> Option<f64> {
+    None
+}
+
+fn not_on_the_lab(_: &Sample) -> Option<f64> {
+    None
+}
+
+/// A metric the lab measures.
 const fn m(
     name: &'static str,
     label: &'static str,
@@ -88,21 +112,65 @@ const fn m(
         label,
         unit,
         extract,
+        flink: not_on_flink,
+    }
+}
+
+/// A metric both engines measure, with the same meaning.
+const fn both(
+    name: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    extract: fn(&Sample) -> Option<f64>,
+    flink: fn(&FlinkOutcome) -> Option<f64>,
+) -> Metric {
+    Metric {
+        name,
+        label,
+        unit,
+        extract,
+        flink,
+    }
+}
+
+/// A metric only Flink measures (named `flink_...`).
+const fn f(
+    name: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    flink: fn(&FlinkOutcome) -> Option<f64>,
+) -> Metric {
+    Metric {
+        name,
+        label,
+        unit,
+        extract: not_on_the_lab,
+        flink,
     }
 }
 
 /// Every metric, in the order of the columns of `results.csv`.
 pub static METRICS: &[Metric] = &[
-    m("throughput_rows_per_s", "throughput", "rows/s", |s| {
-        Some(s.report.throughput())
-    }),
+    both(
+        "throughput_rows_per_s",
+        "throughput",
+        "rows/s",
+        |s| Some(s.report.throughput()),
+        |o| Some(o.job.throughput()),
+    ),
     m(
         "hottest_subtask_rows_per_s",
         "hottest-subtask throughput",
         "rows/s",
         |s| Some(s.report.hottest_throughput()),
     ),
-    m("wall_ms", "wall time", "ms", |s| Some(ms(s.report.wall))),
+    both(
+        "wall_ms",
+        "wall time",
+        "ms",
+        |s| Some(ms(s.report.wall)),
+        |o| Some(ms(o.job.wall)),
+    ),
     m("source_wait_ms", "source wait", "ms", |s| {
         Some(ms(s.report.source_wait))
     }),
@@ -156,27 +224,75 @@ pub static METRICS: &[Metric] = &[
     m("latency_p99_ms", "p99 latency", "ms", |s| {
         Some(ms(s.sink.latency.p99))
     }),
-    m("changelog_rows", "changelog rows", "rows", |s| {
-        Some(s.sink.counts.total() as f64)
-    }),
-    m("changelog_insert", "+I rows", "rows", |s| {
-        kind(s, RowKind::Insert)
-    }),
-    m("changelog_update_before", "-U rows", "rows", |s| {
-        kind(s, RowKind::UpdateBefore)
-    }),
-    m("changelog_update_after", "+U rows", "rows", |s| {
-        kind(s, RowKind::UpdateAfter)
-    }),
-    m("changelog_delete", "-D rows", "rows", |s| {
-        kind(s, RowKind::Delete)
-    }),
-    m("input_rows", "input rows", "rows", |s| {
-        Some(s.report.input_rows as f64)
-    }),
+    both(
+        "changelog_rows",
+        "changelog rows",
+        "rows",
+        |s| Some(s.sink.counts.total() as f64),
+        |o| Some(o.captured.counts.total() as f64),
+    ),
+    both(
+        "changelog_insert",
+        "+I rows",
+        "rows",
+        |s| kind(s, RowKind::Insert),
+        |o| flink_kind(o, RowKind::Insert),
+    ),
+    both(
+        "changelog_update_before",
+        "-U rows",
+        "rows",
+        |s| kind(s, RowKind::UpdateBefore),
+        |o| flink_kind(o, RowKind::UpdateBefore),
+    ),
+    both(
+        "changelog_update_after",
+        "+U rows",
+        "rows",
+        |s| kind(s, RowKind::UpdateAfter),
+        |o| flink_kind(o, RowKind::UpdateAfter),
+    ),
+    both(
+        "changelog_delete",
+        "-D rows",
+        "rows",
+        |s| kind(s, RowKind::Delete),
+        |o| flink_kind(o, RowKind::Delete),
+    ),
+    both(
+        "input_rows",
+        "input rows",
+        "rows",
+        |s| Some(s.report.input_rows as f64),
+        |o| Some(o.job.input_rows as f64),
+    ),
     m("peak_rss_kb", "peak RSS", "KiB", |s| {
         s.peak_rss_kb.map(|k| k as f64)
     }),
+    f(
+        "flink_checkpointed_state_bytes",
+        "Flink checkpointed state",
+        "bytes",
+        |o| o.job.checkpointed_bytes().map(|b| b as f64),
+    ),
+    f("flink_job_ms", "Flink job duration", "ms", |o| {
+        Some(ms(o.job.duration))
+    }),
+    f("flink_busy_ms", "Flink busy time", "ms", |o| {
+        Some(o.job.busy_ms())
+    }),
+    f(
+        "flink_backpressured_ms",
+        "Flink backpressured time",
+        "ms",
+        |o| Some(o.job.backpressured_ms()),
+    ),
+    f(
+        "flink_taskmanagers",
+        "Flink TaskManagers used",
+        "TaskManagers",
+        |o| Some(o.job.taskmanagers().len() as f64),
+    ),
 ];
 
 /// The metric named `name`.

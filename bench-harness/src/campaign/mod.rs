@@ -8,8 +8,11 @@
 //! - [`metrics`]: the metrics, one definition for CSV, charts and tables;
 //! - [`results`]: `results.csv` and its `.partial` file;
 //! - [`runner`]: `lab campaign`;
+//! - [`dispatch`]: one run of a variant, on the lab or on Flink;
 //! - [`report`]: charts and `index.md` from `results.csv` (`lab plot`);
 //! - [`cells`]: how spread, ratios and changes are written;
+//! - [`engines`]: a campaign's variants on the lab against their twins on
+//!   Flink (`index.md`'s "Lab and Flink");
 //! - [`history`]: earlier runs kept under `history/`;
 //! - [`lock`]: one campaign at a time per report directory;
 //! - [`crash_point`]: the kill points of the crash-safety tests;
@@ -20,6 +23,8 @@
 pub mod baseline;
 pub mod cells;
 pub mod crash_point;
+pub mod dispatch;
+pub mod engines;
 pub mod history;
 pub mod lock;
 pub mod machine;
@@ -33,7 +38,7 @@ pub mod tune;
 use optimizer::session::RunError;
 
 /// An error with the exit code `lab` returns for it: 2 for bad input (a
-/// spec, a script, a configuration), 1 for a failed run or write.
+/// spec, a script, a configuration), 3 for a failed run or write.
 #[derive(Debug)]
 pub struct CampaignError {
     pub code: u8,
@@ -43,15 +48,15 @@ pub struct CampaignError {
 impl CampaignError {
     pub fn input(message: impl Into<String>) -> CampaignError {
         CampaignError {
-            code: 2,
+            code: crate::exit_code::BAD_INPUT,
             message: message.into(),
         }
     }
 
-    pub fn execution(message: impl Into<String>) -> CampaignError {
+    pub fn execution(message: impl std::fmt::Display) -> CampaignError {
         CampaignError {
             code: crate::exit_code::EXECUTION_FAILED,
-            message: message.into(),
+            message: format!("execution failed: {message}"),
         }
     }
 

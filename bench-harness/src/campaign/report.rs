@@ -69,6 +69,8 @@ pub(super) struct Record {
     values: Vec<Option<f64>>,
     /// The run was too short to time ([`stats::too_short`]).
     too_short: bool,
+    /// `lab` or `flink` (results without the column ran on the lab).
+    engine: String,
 }
 
 pub(super) struct Data {
@@ -115,10 +117,11 @@ impl Data {
             .iter()
             .map(|m| table.col(m.name))
             .collect();
-        let (rev, cores, model) = (
+        let (rev, cores, model, engine) = (
             table.col("git_revision"),
             table.col("machine_cores"),
             table.col("machine_model"),
+            table.col("engine"),
         );
         let mut records = Vec::new();
         for (i, row) in table.rows.iter().enumerate() {
@@ -172,6 +175,7 @@ impl Data {
                 params: dims.iter().map(|&c| row[c].clone()).collect(),
                 values,
                 too_short,
+                engine: engine.map_or("lab".to_string(), |c| row[c].clone()),
             });
         }
         records.sort_by_key(|r| (r.point, r.repeat, r.variant_index));
@@ -219,6 +223,14 @@ impl Data {
             .unwrap_or_default()
     }
 
+    /// The engine `variant` ran on (`lab` or `flink`), if it ran.
+    pub(super) fn engine_of(&self, variant: &str) -> Option<&str> {
+        self.records
+            .iter()
+            .find(|r| r.variant == variant)
+            .map(|r| r.engine.as_str())
+    }
+
     /// The runs of one point, variant and sink: (repeat, value of `metric`).
     fn runs(&self, point: usize, variant: &str, sink: &str, metric: &Metric) -> Vec<(u32, f64)> {
         let mi = metric_index(metric);
@@ -249,17 +261,23 @@ impl Data {
     }
 
     /// Median and min–max of `metric` for one point, variant and sink.
-    fn spread(&self, point: usize, variant: &str, sink: &str, metric: &Metric) -> Option<Spread> {
+    pub(super) fn spread(
+        &self,
+        point: usize,
+        variant: &str,
+        sink: &str,
+        metric: &Metric,
+    ) -> Option<Spread> {
         Spread::of(&self.values(point, variant, sink, metric))
     }
 
     /// Whether a run of this point, variant and sink was too short to time.
-    fn too_short(&self, point: usize, variant: &str, sink: &str) -> bool {
+    pub(super) fn too_short(&self, point: usize, variant: &str, sink: &str) -> bool {
         self.run_records(point, variant, sink).any(|r| r.too_short)
     }
 
     /// `variant` over `base` at one point, runs paired by repeat.
-    fn ratio(
+    pub(super) fn ratio(
         &self,
         point: usize,
         base: &str,
@@ -675,6 +693,9 @@ fn index_md(
     if short > 0 {
         let _ = writeln!(s, "{}", cells::short_note());
     }
+    if let Some(section) = super::engines::section(spec, data) {
+        let _ = write!(s, "\n{section}");
+    }
     s
 }
 
@@ -838,7 +859,8 @@ pub fn render(dir: &Path) -> Result<Rendered, CampaignError> {
         rows: table.rows.len(),
         charts: spec.charts.len(),
         warnings,
-        summary: summary(&spec, &data),
+        summary: summary(&spec, &data)
+            + &super::engines::agreement_text(&spec, &data).unwrap_or_default(),
         changes: changes.map(|c| c.text()),
     })
 }

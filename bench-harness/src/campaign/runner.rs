@@ -18,6 +18,9 @@
 //! sink) and runs only the others; when `results.csv` holds every run, it
 //! runs nothing and only draws the charts if their step was cut short.
 //!
+//! A variant runs on its `engine` (default: `--engine`), the lab's or a
+//! Flink cluster's ([`super::dispatch`]).
+//!
 //! Without `--resume`, a finished run already in the report directory is
 //! moved to `history/` first, and so is an unfinished one
 //! ([`super::history`]). `--baseline NAME` compares the new run with a
@@ -27,17 +30,18 @@
 
 use super::baseline;
 use super::crash_point;
+use super::dispatch::{Engines, Measured};
 use super::history;
 use super::lock::ReportLock;
 use super::machine::{self, Machine};
-use super::metrics::{csv_value, Sample, METRICS};
 use super::report::{self, RunInfo};
 use super::results::{write_table, RowWriter, Table, PARTIAL, RESULTS};
 use super::spec::{Plan, Point, ScriptTemplate, Spec, Variant, LEADING_COLUMNS};
 use super::CampaignError;
+use crate::flink::Engine;
 use crate::output::{self, errln, outln};
 use indicatif::{ProgressBar, ProgressStyle};
-use optimizer::session::{explain_script, run_script, InsertOutcome, RunOptions};
+use optimizer::session::explain_script;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -52,10 +56,23 @@ pub struct CampaignArgs {
     pub save_baseline: Option<String>,
     /// Compares the run with this saved baseline.
     pub baseline: Option<String>,
+    /// The engine of variants that name none.
+    pub engine: Engine,
+    /// The Flink cluster's REST address (default: the local cluster).
+    pub flink_rest: Option<String>,
+    /// Configuration for every Flink run (keys the lab does not model).
+    pub flink_sets: Vec<(String, String)>,
 }
 
 /// One run: a point, a variant, a repeat (1-based).
 type RunKey = (usize, String, u32);
+
+/// Everything `lab campaign` checks before its first run (the spec's
+/// script, and every point of both modes planned under every variant).
+pub fn check_spec(spec: &Spec, quick: bool) -> Result<(), CampaignError> {
+    let template = spec.load_script()?;
+    preflight(spec, &template, &spec.plan(quick), quick).map(|_| ())
+}
 
 /// Runs the campaign and returns its report directory.
 pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
@@ -77,6 +94,10 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
             // Refused before the report directory is made.
             baseline::require(&out, name)?;
         }
+    }
+    if !args.resume {
+        // (With --resume there may be nothing left to run on Flink.)
+        super::dispatch::check_flink_rest(&spec, args)?;
     }
     std::fs::create_dir_all(&out)
         .map_err(|e| CampaignError::execution(format!("cannot create {}: {e}", out.display())))?;
@@ -184,28 +205,19 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
         b
     };
 
-    let base_dir = template
-        .path
-        .parent()
-        .unwrap_or(Path::new(""))
-        .to_path_buf();
+    let mut engines = Engines::open(&spec, args, todo > 0, &bar)?;
     // One untimed run per variant on the first point: a process's first
     // runs pay for starting thread pools and touching fresh memory, which
     // would land on whichever variant happens to run first.
     if let (Some(point), true) = (plan.points.first(), todo > 0) {
         for variant in variants {
             bar.set_message(format!("warm-up run of variant {}", variant.name));
-            run_script(
-                &scripts[0].0,
-                &base_dir,
-                &spec.overrides(variant, point),
-                RunOptions::default(),
-                &mut |_, _| {},
-            )
-            .map_err(|e| {
-                bar.abandon();
-                CampaignError::run(&run_context(&spec, point, variant, 0), e)
-            })?;
+            engines
+                .run(&spec, &template, &scripts[0].0, variant, point)
+                .map_err(|e| {
+                    bar.abandon();
+                    e.within(&run_context(&spec, point, variant, 0))
+                })?;
         }
     }
 
@@ -225,23 +237,14 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
                     variant.name,
                     plan.repeats
                 ));
-                let overrides = spec.overrides(variant, point);
-                machine::reset_peak_rss();
-                let outcomes = run_script(
-                    sql,
-                    &base_dir,
-                    &overrides,
-                    RunOptions::default(),
-                    &mut |_, _| {},
-                )
-                .map_err(|e| {
-                    bar.abandon();
-                    CampaignError::run(&run_context(&spec, point, variant, repeat), e)
-                })?;
-                let rss = machine::peak_rss_kb();
-                for o in &outcomes {
-                    let row =
-                        result_row(&spec, point, variant, repeat, o, rss, &machine, &revision);
+                let measured = engines
+                    .run(&spec, &template, sql, variant, point)
+                    .map_err(|e| {
+                        bar.abandon();
+                        e.within(&run_context(&spec, point, variant, repeat))
+                    })?;
+                for m in &measured {
+                    let row = result_row(&spec, point, variant, repeat, m, &machine, &revision);
                     writer.write(&row).inspect_err(|_| bar.abandon())?;
                 }
                 bar.inc(1);
@@ -252,6 +255,8 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
     }
     bar.finish_and_clear();
     drop(writer);
+    // A cluster the campaign started stops before the report is drawn.
+    drop(engines);
 
     finalize(&spec, &header, &partial, &results)?;
     crash_point::reached("results");
@@ -402,6 +407,7 @@ fn check_point(
         explain_script(&sql, &spec.overrides(variant, point))
             .map_err(|e| blame(spec, template, point, Some(variant), e.to_string()))?;
     }
+    spec.check_variant_sinks(&sinks)?;
     spec.check_chart_sinks(&sinks)?;
     Ok((sql, sinks))
 }
@@ -589,23 +595,29 @@ fn complete_runs(
     for key in order {
         let rows = &by_run[&key];
         let pi = plan.points.iter().position(|p| p.id == key.0).unwrap_or(0);
-        let sinks = &scripts[pi].1;
+        // A variant with `sinks` runs only those.
+        let only = spec
+            .variant_index(&key.1)
+            .and_then(|v| spec.variants[v].sinks.as_ref());
+        let sinks: Vec<&String> = scripts[pi]
+            .1
+            .iter()
+            .filter(|s| only.is_none_or(|o| o.contains(s)))
+            .collect();
         let row_sinks: Vec<&String> = rows.iter().map(|r| &r[4]).collect();
-        if row_sinks.len() == sinks.len() && row_sinks.iter().zip(sinks).all(|(a, b)| *a == b) {
+        if row_sinks == sinks {
             kept.extend(rows.iter().cloned());
         }
     }
     Ok(kept)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn result_row(
     spec: &Spec,
     point: &Point,
     variant: &Variant,
     repeat: u32,
-    o: &InsertOutcome,
-    rss: Option<u64>,
+    m: &Measured,
     machine: &Machine,
     revision: &str,
 ) -> Vec<String> {
@@ -614,23 +626,19 @@ fn result_row(
         point.id.to_string(),
         variant.name.clone(),
         repeat.to_string(),
-        o.sink.clone(),
+        m.sink.clone(),
     ];
     row.extend(point.values.iter().cloned());
-    let sample = Sample {
-        report: &o.report,
-        sink: o.sink_report(),
-        peak_rss_kb: rss,
-    };
-    row.extend(METRICS.iter().map(|m| csv_value(m.value(&sample))));
+    row.extend(m.metrics.iter().cloned());
     row.extend(
         optimizer::config::keys()
             .iter()
-            .map(|k| o.config.get(k.name).unwrap_or_default()),
+            .map(|k| m.config.get(k.name).unwrap_or_default()),
     );
     row.push(revision.to_string());
     row.push(machine.cores.to_string());
     row.push(machine.model.clone());
+    row.push(m.engine.name().to_string());
     row
 }
 

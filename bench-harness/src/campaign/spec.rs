@@ -3,7 +3,9 @@
 //! in `docs/campaigns.md` ("The spec"); keep it in step with [`RawSpec`].
 //!
 //! In short: `name`, `script`, `description`, `repeats`,
-//! `[variants.<name>]` of configuration keys, a `[sweep]` (or `[[sweep]]`
+//! `[variants.<name>]` of configuration keys (and, not configuration, the
+//! `engine` it runs on, the `sinks` it runs and `[variants.<name>.flink]`
+//! keys for Flink only), a `[sweep]` (or `[[sweep]]`
 //! entries) of dimensions, `[quick]`, and `[[chart]]`s. A dimension whose
 //! name is a configuration key (it has a dot) sets that key; any other name
 //! is a script parameter and must appear in the script as `${name}`, and
@@ -15,6 +17,7 @@
 
 use super::metrics::{metric, metric_names, Metric};
 use super::CampaignError;
+use crate::flink::Engine;
 use crate::template::{self, is_identifier, line_col};
 use optimizer::config::Config;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -26,8 +29,9 @@ use toml::Spanned;
 
 /// Columns of `results.csv` before the sweep dimensions.
 pub const LEADING_COLUMNS: &[&str] = &["campaign", "point", "variant", "repeat", "sink"];
-/// Columns of `results.csv` after the metrics and the configuration.
-pub const TRAILING_COLUMNS: &[&str] = &["git_revision", "machine_cores", "machine_model"];
+/// Columns of `results.csv` after the metrics and the configuration
+/// (`engine`: `lab` or `flink`, where the run ran).
+pub const TRAILING_COLUMNS: &[&str] = &["git_revision", "machine_cores", "machine_model", "engine"];
 
 const DEFAULT_REPEATS: u32 = 3;
 
@@ -333,11 +337,18 @@ struct RawSpec {
 // ---------------------------------------------------------------------------
 // The checked spec.
 
-/// One variant: a name and the configuration it sets.
+/// One variant: a name, the configuration it sets, and where it runs.
 #[derive(Clone, Debug)]
 pub struct Variant {
     pub name: String,
     pub settings: Vec<(String, String)>,
+    /// `engine = "lab" | "flink"`; `None`: the command's `--engine`.
+    pub engine: Option<Engine>,
+    /// `[variants.<name>.flink]`: configuration for Flink only (keys the
+    /// lab does not model), as `lab compare --flink-set`.
+    pub flink_settings: Vec<(String, String)>,
+    /// `sinks = [...]`: the INSERTs this variant runs (by sink); `None`: all.
+    pub sinks: Option<Vec<String>>,
     /// Its table in the spec, for messages.
     span: Option<Range<usize>>,
 }
@@ -592,7 +603,26 @@ impl Spec {
                 let mut leaves = Vec::new();
                 flatten("", settings_table, None, &mut leaves);
                 let mut settings = Vec::new();
+                let mut engine = None;
+                let mut flink_settings = Vec::new();
+                let mut sinks = None;
                 for leaf in leaves {
+                    // What is not configuration: where and what the variant runs.
+                    match variant_key(&ctx, &vname, &leaf)? {
+                        VariantKey::Engine(e) => {
+                            engine = Some(e);
+                            continue;
+                        }
+                        VariantKey::Sinks(s) => {
+                            sinks = Some(s);
+                            continue;
+                        }
+                        VariantKey::Flink(k, v) => {
+                            flink_settings.push((k, v));
+                            continue;
+                        }
+                        VariantKey::Config => {}
+                    }
                     let value = match leaf.value.get_ref() {
                         Item::Scalar(s) => s.text(),
                         _ => {
@@ -614,9 +644,21 @@ impl Spec {
                     }
                     settings.push((leaf.key, value));
                 }
+                if !flink_settings.is_empty() && engine == Some(Engine::Lab) {
+                    return Err(ctx.err(
+                        body_span.clone(),
+                        format!(
+                            "variant '{vname}' runs on the lab but has Flink-only settings \
+                             ([variants.{vname}.flink]); give it engine = \"flink\""
+                        ),
+                    ));
+                }
                 variants.push(Variant {
                     name: vname,
                     settings,
+                    engine,
+                    flink_settings,
+                    sinks,
                     span: body_span,
                 });
             }
@@ -625,6 +667,9 @@ impl Spec {
             variants.push(Variant {
                 name: "default".to_string(),
                 settings: Vec::new(),
+                engine: None,
+                flink_settings: Vec::new(),
+                sinks: None,
                 span: None,
             });
         }
@@ -1012,6 +1057,26 @@ impl Spec {
         out
     }
 
+    /// Checks that each variant's `sinks` are sinks of the script's INSERTs.
+    pub fn check_variant_sinks(&self, sinks: &[String]) -> Result<(), CampaignError> {
+        for v in &self.variants {
+            for s in v.sinks.iter().flatten() {
+                if !sinks.contains(s) {
+                    return Err(self.ctx().err(
+                        v.span.clone(),
+                        format!(
+                            "variant '{}': sinks names '{s}', which is not a sink of the \
+                             script's INSERTs; expected some of: {}",
+                            v.name,
+                            sinks.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Checks that each chart's `sink` names one of `sinks`.
     pub fn check_chart_sinks(&self, sinks: &[String]) -> Result<(), CampaignError> {
         for c in &self.charts {
@@ -1083,6 +1148,61 @@ impl Spec {
     pub fn variant_error(&self, variant: &Variant, msg: impl fmt::Display) -> CampaignError {
         self.ctx().err(variant.span.clone(), msg)
     }
+}
+
+/// A key of a variant's table that is not lab configuration.
+enum VariantKey {
+    Engine(Engine),
+    Sinks(Vec<String>),
+    /// `flink.<key>`: configuration for Flink only.
+    Flink(String, String),
+    /// A configuration key, checked by the caller.
+    Config,
+}
+
+fn variant_key(ctx: &Ctx, vname: &str, leaf: &Leaf) -> Result<VariantKey, CampaignError> {
+    let at = || leaf.value.span().or_else(|| leaf.key_span.clone());
+    if leaf.key == "engine" {
+        return match leaf.value.get_ref() {
+            Item::Scalar(Scalar::Str(e)) if e == "lab" => Ok(VariantKey::Engine(Engine::Lab)),
+            Item::Scalar(Scalar::Str(e)) if e == "flink" => Ok(VariantKey::Engine(Engine::Flink)),
+            _ => Err(ctx.err(
+                at(),
+                format!("variant '{vname}': engine must be \"lab\" or \"flink\""),
+            )),
+        };
+    }
+    if leaf.key == "sinks" {
+        let names: Option<Vec<String>> = match leaf.value.get_ref() {
+            Item::List(l) if !l.is_empty() => l
+                .iter()
+                .map(|v| match v.get_ref() {
+                    Scalar::Str(s) if !s.trim().is_empty() => Some(s.clone()),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        };
+        return names.map(VariantKey::Sinks).ok_or_else(|| {
+            ctx.err(
+                at(),
+                format!("variant '{vname}': sinks must be a non-empty array of sink table names"),
+            )
+        });
+    }
+    if let Some(key) = leaf.key.strip_prefix("flink.") {
+        return match leaf.value.get_ref() {
+            Item::Scalar(v) => Ok(VariantKey::Flink(key.to_string(), v.text())),
+            _ => Err(ctx.err(
+                at(),
+                format!(
+                    "variant '{vname}': the value of Flink's '{key}' must be a string, number \
+                     or boolean"
+                ),
+            )),
+        };
+    }
+    Ok(VariantKey::Config)
 }
 
 fn positive(ctx: &Ctx, r: &Spanned<i64>, what: &str) -> Result<u32, CampaignError> {
@@ -1342,6 +1462,49 @@ mod tests {
         .unwrap();
         assert!(e.starts_with("c.toml:8:"), "{e}");
         assert!(e.contains("throughput_rows_per_s"), "{e}");
+    }
+
+    #[test]
+    fn engines_sinks_and_flink_settings() {
+        let s = parse(&format!(
+            "{BASE}[variants.f]\nengine = \"flink\"\nsinks = [\"a\", \"b\"]\n\
+             \"state.backend.type\" = \"rocksdb\"\n\
+             flink.\"execution.checkpointing.interval\" = \"1 s\"\n\
+             [variants.l]\nengine = \"lab\"\n[variants.d]\n\"parallelism.default\" = 2\n"
+        ))
+        .unwrap();
+        let f = &s.variants[0];
+        assert_eq!(f.engine, Some(Engine::Flink));
+        assert_eq!(f.sinks, Some(vec!["a".to_string(), "b".to_string()]));
+        assert_eq!(
+            f.settings,
+            [("state.backend.type".to_string(), "rocksdb".to_string())]
+        );
+        assert_eq!(
+            f.flink_settings,
+            [(
+                "execution.checkpointing.interval".to_string(),
+                "1 s".to_string()
+            )]
+        );
+        assert_eq!(s.variants[1].engine, Some(Engine::Lab));
+        assert_eq!(s.variants[2].engine, None);
+        assert!(s.variants[2].sinks.is_none());
+        for (body, want) in [
+            ("engine = \"spark\"", "engine must be \"lab\" or \"flink\""),
+            ("sinks = []", "sinks must be a non-empty array"),
+            ("sinks = \"a\"", "sinks must be a non-empty array"),
+            (
+                "engine = \"lab\"\nflink.\"execution.checkpointing.interval\" = \"1 s\"",
+                "runs on the lab but has Flink-only settings",
+            ),
+        ] {
+            let e = parse(&format!("{BASE}[variants.v]\n{body}\n"))
+                .err()
+                .unwrap();
+            assert!(e.starts_with("c.toml:"), "{e}");
+            assert!(e.contains(want), "{e}");
+        }
     }
 
     #[test]

@@ -7,6 +7,11 @@
 //! words whether the difference stands out of the noise; then the
 //! counters, which are the same in every run.
 //!
+//! `--engine flink` runs every variant on a Flink cluster (`--flink-rest`,
+//! else the local one, started for the tune when none runs), through one
+//! driver; the counters are then Flink's (its checkpointed state with
+//! `--flink-set execution.checkpointing.interval=...`).
+//!
 //! `--save-baseline NAME` keeps the runs in
 //! `reports/tune/<script name>/baselines/NAME.csv`; `--baseline NAME`
 //! prints the change of each variant against them.
@@ -17,6 +22,8 @@ use super::metrics::{metric, Metric, Sample};
 use super::results::{self, Table};
 use super::spec::MAX_REPEATS;
 use super::CampaignError;
+use crate::flink::campaign::{FlinkRunner, FlinkScriptRun};
+use crate::flink::Engine;
 use crate::stats::{self, Spread};
 use indicatif::{ProgressBar, ProgressStyle};
 use optimizer::config::Config;
@@ -33,6 +40,19 @@ const COUNTERS: &[(&str, &str)] = &[
     ("records shuffled", "records_shuffled"),
     ("changelog rows", "changelog_rows"),
 ];
+/// Counters of runs on Flink.
+const FLINK_COUNTERS: &[(&str, &str)] = &[
+    ("checkpointed state", "flink_checkpointed_state_bytes"),
+    ("changelog rows", "changelog_rows"),
+    ("TaskManagers", "flink_taskmanagers"),
+];
+
+fn counters(engine: Engine) -> &'static [(&'static str, &'static str)] {
+    match engine {
+        Engine::Lab => COUNTERS,
+        Engine::Flink => FLINK_COUNTERS,
+    }
+}
 
 pub struct TuneArgs<'a> {
     pub script: &'a Path,
@@ -46,13 +66,18 @@ pub struct TuneArgs<'a> {
     pub quiet: bool,
     pub save_baseline: Option<&'a str>,
     pub baseline: Option<&'a str>,
+    pub engine: Engine,
+    /// The Flink cluster's REST address (default: the local cluster).
+    pub flink_rest: Option<&'a str>,
+    /// Configuration for Flink only.
+    pub flink_sets: &'a [(String, String)],
 }
 
 /// Every metric a tune run keeps, in the order of a baseline's columns.
-fn kept_metrics() -> Vec<&'static Metric> {
+fn kept_metrics(engine: Engine) -> Vec<&'static Metric> {
     TIMINGS
         .iter()
-        .chain(COUNTERS.iter().map(|(_, n)| n))
+        .chain(counters(engine).iter().map(|(_, n)| n))
         .chain(["wall_ms", "source_wait_ms"].iter())
         .filter_map(|n| metric(n))
         .collect()
@@ -62,7 +87,7 @@ fn kept_metrics() -> Vec<&'static Metric> {
 type Runs = Vec<Vec<f64>>;
 
 /// Parses `key=v1,v2` and checks every value with `Config::set`.
-fn parse_try(t: &str) -> Result<(String, Vec<String>), CampaignError> {
+pub fn parse_try(t: &str) -> Result<(String, Vec<String>), CampaignError> {
     let (key, values) = t
         .split_once('=')
         .filter(|(k, _)| !k.trim().is_empty())
@@ -195,7 +220,14 @@ pub fn tune(args: &TuneArgs) -> Result<String, CampaignError> {
         );
         b
     };
-    let kept = kept_metrics();
+    let kept = kept_metrics(args.engine);
+    let mut flink = match args.engine {
+        Engine::Flink => {
+            let mut say = |line: String| bar.suspend(|| crate::output::errln!("lab tune: {line}"));
+            Some(FlinkRunner::open(args.flink_rest, args.quiet, &mut say)?)
+        }
+        Engine::Lab => None,
+    };
     // runs[variant][sink][metric] = values by repeat.
     let mut sinks: Vec<String> = Vec::new();
     let mut runs: Vec<Vec<Runs>> = vec![Vec::new(); variants.len()];
@@ -212,35 +244,70 @@ pub fn tune(args: &TuneArgs) -> Result<String, CampaignError> {
                 format!("repeat {round}/{}", args.repeats)
             };
             bar.set_message(format!("v{} {} ({what})", vi + 1, labels[vi]));
-            let outcomes = run_script(
-                &sql,
-                &base_dir,
-                &overrides[vi],
-                RunOptions::default(),
-                &mut |_, _| {},
-            )
-            .map_err(|e| {
-                bar.abandon();
-                CampaignError::run(&format!("{} with {}", args.script.display(), labels[vi]), e)
-            })?;
+            let context = || format!("{} with {}", args.script.display(), labels[vi]);
+            // Per sink: its name and the value of each kept metric.
+            let measured: Vec<(String, Vec<Option<f64>>)> = match flink.as_mut() {
+                None => run_script(
+                    &sql,
+                    &base_dir,
+                    &overrides[vi],
+                    RunOptions::default(),
+                    &mut |_, _| {},
+                )
+                .map_err(|e| {
+                    bar.abandon();
+                    CampaignError::run(&context(), e)
+                })?
+                .iter()
+                .map(|out| {
+                    let sample = Sample {
+                        report: &out.report,
+                        sink: out.sink_report(),
+                        peak_rss_kb: None,
+                    };
+                    (
+                        out.sink.clone(),
+                        kept.iter().map(|m| m.value(&sample)).collect(),
+                    )
+                })
+                .collect(),
+                Some(runner) => runner
+                    .run(&FlinkScriptRun {
+                        script: args.script,
+                        sql: &sql,
+                        sets: &overrides[vi],
+                        flink_sets: args.flink_sets,
+                        only_sinks: None,
+                    })
+                    .map_err(|e| {
+                        bar.abandon();
+                        CampaignError {
+                            code: e.code,
+                            message: format!("{}: {}", context(), e.message),
+                        }
+                    })?
+                    .iter()
+                    .map(|o| {
+                        (
+                            o.sink.name.clone(),
+                            kept.iter().map(|m| m.flink_value(o)).collect(),
+                        )
+                    })
+                    .collect(),
+            };
             bar.inc(1);
             if round == 0 {
                 continue;
             }
-            for (si, out) in outcomes.iter().enumerate() {
+            for (si, (sink, values)) in measured.into_iter().enumerate() {
                 if si >= sinks.len() {
-                    sinks.push(out.sink.clone());
+                    sinks.push(sink);
                 }
                 if runs[vi].len() <= si {
                     runs[vi].push(vec![Vec::new(); kept.len()]);
                 }
-                let sample = Sample {
-                    report: &out.report,
-                    sink: out.sink_report(),
-                    peak_rss_kb: None,
-                };
-                for (mi, m) in kept.iter().enumerate() {
-                    if let Some(v) = m.value(&sample) {
+                for (mi, v) in values.into_iter().enumerate() {
+                    if let Some(v) = v {
                         runs[vi][si][mi].push(v);
                     }
                 }
@@ -248,9 +315,14 @@ pub fn tune(args: &TuneArgs) -> Result<String, CampaignError> {
         }
     }
     bar.finish_and_clear();
+    let on = match &flink {
+        Some(f) => format!(" on Flink at {}", f.address()),
+        None => String::new(),
+    };
+    drop(flink);
 
     let mut s = String::new();
-    let _ = writeln!(s, "lab tune {}", args.script.display());
+    let _ = writeln!(s, "lab tune {}{on}", args.script.display());
     let _ = writeln!(
         s,
         "{} variant(s) × {} run(s) each, interleaved, after a warm-up run of each:",
@@ -281,6 +353,10 @@ pub fn tune(args: &TuneArgs) -> Result<String, CampaignError> {
         any_short |= short.iter().any(|x| *x);
         for name in TIMINGS {
             let Some(m) = metric(name) else { continue };
+            // Flink measures no latency.
+            if (0..variants.len()).all(|vi| values(vi, si, m).is_empty()) {
+                continue;
+            }
             let _ = writeln!(
                 s,
                 "{}: median [min–max]; ratio to v1 [95% interval]",
@@ -310,11 +386,11 @@ pub fn tune(args: &TuneArgs) -> Result<String, CampaignError> {
             "counters (one value: the same in every run; ratio to v1):"
         );
         let mut rows: Vec<Vec<String>> = vec![std::iter::once("variant".to_string())
-            .chain(COUNTERS.iter().map(|(t, _)| t.to_string()))
+            .chain(counters(args.engine).iter().map(|(t, _)| t.to_string()))
             .collect()];
         for vi in 0..variants.len() {
             let mut row = vec![format!("v{}", vi + 1)];
-            for (_, name) in COUNTERS {
+            for (_, name) in counters(args.engine) {
                 let cell = metric(name).and_then(|m| {
                     let v = values(vi, si, m);
                     let sp = Spread::of(&v)?;
@@ -341,6 +417,7 @@ pub fn tune(args: &TuneArgs) -> Result<String, CampaignError> {
         sinks: &sinks,
         runs: &runs,
         kept: &kept,
+        counters: counters(args.engine),
     };
     if let Some(name) = args.baseline {
         let then = read_baseline(&store.join(format!("{name}.csv")))?;
@@ -393,6 +470,7 @@ struct TuneRuns<'a> {
     sinks: &'a [String],
     runs: &'a [Vec<Runs>],
     kept: &'a [&'static Metric],
+    counters: &'static [(&'static str, &'static str)],
 }
 
 const BASELINE_LEADING: &[&str] = &["variant", "sink", "repeat"];
@@ -490,7 +568,7 @@ fn compare(now: &TuneRuns, then: &Baseline, name: &str) -> Changes {
                 .iter()
                 .find(|((l, s), _)| l == label && s == sink)
                 .map(|(_, m)| m);
-            for name in TIMINGS.iter().chain(COUNTERS.iter().map(|(_, n)| n)) {
+            for name in TIMINGS.iter().chain(now.counters.iter().map(|(_, n)| n)) {
                 let Some(m) = metric(name) else { continue };
                 let mi = now.kept.iter().position(|k| k.name == m.name).unwrap_or(0);
                 let current = now.runs[vi]

@@ -5,8 +5,11 @@
 //!
 //! ```text
 //! LABROW    <identifier> <subtask> <kind> <fields as a JSON array>
-//! LABCOUNTS <identifier> <subtask> <+I> <-U> <+U> <-D>
+//! LABCOUNTS <identifier> <subtask> <+I> <-U> <+U> <-D> <end of input>
 //! ```
+//!
+//! (the end of input in ms since the epoch, by the TaskManager's clock;
+//! older capture jars wrote no time)
 //!
 //! (tab-separated). A sink's changelog is its subtasks' rows, subtask by
 //! subtask, each in the order it received them: Flink keeps the order of
@@ -28,6 +31,9 @@ pub struct Captured {
     pub subtasks: usize,
     /// Every row, subtask by subtask (empty in counts mode).
     pub changelog: Vec<Change>,
+    /// When the last subtask's input ended (ms since the epoch, the
+    /// TaskManager's clock), when every subtask said.
+    pub end_of_input_ms: Option<u64>,
 }
 
 /// Whether `line` is a capture line of the run `run_id`.
@@ -43,6 +49,7 @@ pub fn is_run_line(line: &str, run_id: &str) -> bool {
 pub fn collect(lines: &[String], sink: &SinkSpec) -> Result<Captured, FlinkError> {
     let mut rows: BTreeMap<u32, Vec<Change>> = BTreeMap::new();
     let mut counts: BTreeMap<u32, KindCounts> = BTreeMap::new();
+    let mut ends: BTreeMap<u32, Option<u64>> = BTreeMap::new();
     {
         for line in lines {
             let mut f = line.splitn(5, '\t');
@@ -65,10 +72,13 @@ pub fn collect(lines: &[String], sink: &SinkSpec) -> Result<Captured, FlinkError
                     .flat_map(|s| s.split('\t'))
                     .map(|s| s.parse().map_err(|_| bad()))
                     .collect::<Result<_, _>>()?;
-                let [i, ub, ua, d] = rest[..] else {
-                    return Err(bad());
+                let (i, ub, ua, d, end) = match rest[..] {
+                    [i, ub, ua, d] => (i, ub, ua, d, None),
+                    [i, ub, ua, d, end] => (i, ub, ua, d, Some(end)),
+                    _ => return Err(bad()),
                 };
                 counts.insert(subtask, KindCounts([i, ub, ua, d]));
+                ends.insert(subtask, end);
                 continue;
             }
             let kind = f.next().and_then(RowKind::parse).ok_or_else(bad)?;
@@ -97,10 +107,16 @@ pub fn collect(lines: &[String], sink: &SinkSpec) -> Result<Captured, FlinkError
             total.total()
         )));
     }
+    let end_of_input_ms = ends
+        .values()
+        .copied()
+        .collect::<Option<Vec<u64>>>()
+        .and_then(|e| e.into_iter().max());
     Ok(Captured {
         counts: total,
         subtasks: counts.len(),
         changelog,
+        end_of_input_ms,
     })
 }
 
@@ -168,10 +184,10 @@ mod tests {
         let tm1 = "LABROW\tr1/s\t1\t+I\t[\"b\",1,0.5]\n\
                    LABROW\tr0/s\t0\t+I\t[\"x\",1,0.5]\n\
                    some other output\n\
-                   LABCOUNTS\tr1/s\t1\t1\t0\t0\t0\n";
+                   LABCOUNTS\tr1/s\t1\t1\t0\t0\t0\t1700000000500\n";
         let tm2 = "LABROW\tr1/s\t0\t+I\t[\"a\\tb\",null,\"NaN\"]\n\
                    LABROW\tr1/s\t0\t-U\t[\"a\\tb\",null,\"NaN\"]\n\
-                   LABCOUNTS\tr1/s\t0\t1\t1\t0\t0\n";
+                   LABCOUNTS\tr1/s\t0\t1\t1\t0\t0\t1700000000250\n";
         let lines: Vec<String> = tm1.lines().chain(tm2.lines()).map(str::to_string).collect();
         assert!(is_run_line(&lines[0], "r1"));
         assert!(!is_run_line(&lines[1], "r1"));
@@ -180,6 +196,7 @@ mod tests {
         let c = collect(&lines, &sink()).unwrap();
         assert_eq!(c.counts, KindCounts([2, 1, 0, 0]));
         assert_eq!(c.subtasks, 2);
+        assert_eq!(c.end_of_input_ms, Some(1700000000500));
         assert_eq!(c.changelog.len(), 3);
         assert_eq!(c.changelog[0].row[0], Value::str("a\tb"));
         assert!(c.changelog[0].row[1].is_null());
@@ -195,6 +212,8 @@ mod tests {
         let c = collect(&["LABCOUNTS\tr1/s\t0\t5\t0\t3\t1".to_string()], &sink()).unwrap();
         assert_eq!(c.counts.total(), 9);
         assert!(c.changelog.is_empty());
+        // A jar that wrote no time: no end of input.
+        assert_eq!(c.end_of_input_ms, None);
         let e = collect(&["LABROW\tr1/s\t0\t+I\t[1,2,3]".to_string()], &sink()).unwrap_err();
         assert!(e.message.contains("is not a STRING"), "{}", e.message);
         let e = collect(

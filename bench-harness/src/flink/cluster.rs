@@ -20,6 +20,11 @@
 //! unless taken, then a free one) are checked before start; the others
 //! (blob server, TaskManager RPC and data) are picked by Flink at random.
 //!
+//! The REST API serves a TaskManager's standard output (where the capture
+//! sink writes) from a copy it keeps for `web.refresh-interval`; 1 s here
+//! instead of Flink's 3 s, since every run waits that long after its last
+//! job before reading it ([`super::run`]).
+//!
 //! Memory for a 2-core, 24 GiB machine: the JobManager gets 1 GiB, each
 //! TaskManager 1 GiB plus 512 MiB per slot (Flink's default fractions: 40%
 //! of its Flink memory is managed memory, which RocksDB uses).
@@ -140,6 +145,7 @@ pub fn config_yaml(
          rest.address: localhost\n\
          rest.bind-address: localhost\n\
          rest.port: {rest_port}\n\
+         web.refresh-interval: 1000\n\
          io.tmp.dirs: \"{tmp}\"\n\
          execution.checkpointing.dir: \"file://{state}/checkpoints\"\n\
          execution.checkpointing.savepoint-dir: \"file://{state}/savepoints\"\n",
@@ -469,18 +475,25 @@ pub fn status(dir: &Path, rest_address: Option<&str>) -> Result<String, FlinkErr
         ov["jobs-failed"],
         ov["jobs-cancelled"],
     );
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    // The local cluster's own processes, to name each TaskManager's.
+    let live = match (&info, rest_address) {
+        (Some(i), given) if given.is_none_or(|a| a == i.rest) => live_pids(&dir),
+        _ => Vec::new(),
+    };
     let tms = rest.get("/taskmanagers")?;
     for tm in tms["taskmanagers"].as_array().into_iter().flatten() {
+        let id = tm["id"].as_str().unwrap_or("?");
+        let pid = super::process::port_of_taskmanager_id(id)
+            .and_then(|port| super::process::listening_on(port, &live))
+            .map(|pid| format!(" (pid {pid})"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "  TaskManager {}: {} slot(s), {} free\n",
-            tm["id"].as_str().unwrap_or("?"),
-            tm["slotsNumber"],
-            tm["freeSlots"],
+            "  TaskManager {id}{pid}: {} slot(s), {} free\n",
+            tm["slotsNumber"], tm["freeSlots"],
         ));
     }
     if rest_address.is_none() {
-        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        let live = live_pids(&dir);
         out.push_str(&format!(
             "  processes started by `lab flink start` (pid files in {}): {}\n",
             dir.join("pid").display(),

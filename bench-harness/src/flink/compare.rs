@@ -3,18 +3,22 @@
 //!
 //! Per sink: whether the final results are equal (as multisets of rows; the
 //! first rows only one engine has when not), changelog rows by kind, input
-//! rows, wall time and throughput, and state (the lab's; Flink's is not
-//! reported, see [`super::run`]). `--flink-set` gives Flink keys the lab
-//! does not model (e.g. Flink 2.3's `table.exec.sink.require-on-conflict`).
-//! The comparison is also written as JSON
-//! with `--json FILE`. Exit code 1 when any sink's results differ.
+//! rows, wall time and throughput, and state (the lab's; Flink's from its
+//! final checkpoint when checkpointing is on, see [`super::checkpoint`]).
+//! `--flink-set` gives Flink keys the lab does not model (e.g. Flink 2.3's
+//! `table.exec.sink.require-on-conflict`, or
+//! `execution.checkpointing.interval`). A script's `EXPLAIN` statements
+//! print both plans, section by section: the lab's, then Flink's. The
+//! comparison is also written as JSON with `--json FILE`. Exit code 1 when
+//! any sink's results differ.
 
 use super::run::{run_on_flink, FlinkOutcome, FlinkRun};
 use super::{write_atomic, FlinkError};
+use crate::numbers::{self, Unit};
 use operators::changelog::{KindCounts, RowKind};
 use operators::value::{cmp_rows, DisplayRow};
 use operators::Row;
-use optimizer::session::{run_script, InsertOutcome, RunOptions};
+use optimizer::session::{run_script_explaining, InsertOutcome, RunOptions};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -36,12 +40,16 @@ pub struct SinkComparison {
     pub flink_wall_ms: f64,
     pub lab_state_entries: i64,
     pub lab_state_bytes: i64,
+    /// Flink's state in the job's final checkpoint (checkpointing on).
+    pub flink_checkpointed_state_bytes: Option<u64>,
     /// Rows only the lab's result has (at most 5 shown).
     pub only_lab: Vec<String>,
     /// Rows only Flink's result has (at most 5 shown).
     pub only_flink: Vec<String>,
     pub flink_job_id: String,
     pub flink_taskmanagers: usize,
+    /// The subtasks each TaskManager ran (by its REST id).
+    pub flink_subtasks_per_taskmanager: std::collections::BTreeMap<String, u64>,
 }
 
 pub struct CompareArgs<'a> {
@@ -62,27 +70,32 @@ pub fn compare(a: &CompareArgs) -> Result<bool, FlinkError> {
     })?;
     let sql = super::rewrite::fill_params(&text, a.params)?;
     let base_dir = a.script.parent().map(Path::to_path_buf).unwrap_or_default();
-    let lab = run_script(
+    let mut lab_explains = Vec::new();
+    let lab = run_script_explaining(
         &sql,
         &base_dir,
         a.sets,
         RunOptions::keep_all(),
         &mut |_, _| {},
+        &mut |text| lab_explains.push(text.to_string()),
     )
     .map_err(|e| FlinkError {
         code: e.exit_code() as u8,
         message: e.to_string(),
     })?;
     let flink_sets: Vec<(String, String)> = a.sets.iter().chain(a.flink_sets).cloned().collect();
-    let flink = run_on_flink(&FlinkRun {
-        script: a.script,
-        sql: &sql,
-        sets: &flink_sets,
-        params: &[],
-        rest: a.rest,
-        rows: true,
-        quiet: a.quiet,
-    })?;
+    let flink = run_on_flink(
+        a.rest,
+        &FlinkRun {
+            script: a.script,
+            sql: &sql,
+            sets: &flink_sets,
+            params: &[],
+            rows: true,
+            quiet: a.quiet,
+            only_sinks: None,
+        },
+    )?;
     let mut comparisons = Vec::new();
     for l in &lab {
         let f = flink
@@ -94,20 +107,24 @@ pub fn compare(a: &CompareArgs) -> Result<bool, FlinkError> {
             })?;
         comparisons.push(compare_sink(l, f));
     }
-    println!(
+    crate::output::outln!(
         "joinlab compare {} (lab vs Flink {} at {})",
         a.script.display(),
         flink.flink_version,
         flink.rest
-    );
+    )?;
     if !flink.dropped_keys.is_empty() {
-        println!(
+        crate::output::outln!(
             "  (lab-only keys not sent to Flink: {})",
             flink.dropped_keys.join(", ")
-        );
+        )?;
+    }
+    for (i, lab_plan) in lab_explains.iter().enumerate() {
+        let flink_plan = flink.explains.get(i).map(String::as_str).unwrap_or("");
+        crate::output::out(&render_explains(i + 1, lab_plan, flink_plan))?;
     }
     for c in &comparisons {
-        print!("{}", render(c));
+        crate::output::out(&render(c))?;
     }
     if let Some(path) = a.json {
         let json = serde_json::to_string_pretty(&comparisons).expect("serialises");
@@ -172,15 +189,17 @@ fn compare_sink(l: &InsertOutcome, f: &FlinkOutcome) -> SinkComparison {
         lab_counts: counts(&l.sink_report().counts),
         flink_counts: counts(&f.captured.counts),
         lab_input_rows: l.report.input_rows,
-        flink_input_rows: f.input_rows,
+        flink_input_rows: f.job.input_rows,
         lab_wall_ms: l.report.wall.as_secs_f64() * 1e3,
-        flink_wall_ms: f.wall.as_secs_f64() * 1e3,
+        flink_wall_ms: f.job.wall.as_secs_f64() * 1e3,
         lab_state_entries: l.report.state_entries(),
         lab_state_bytes: l.report.state_bytes(),
+        flink_checkpointed_state_bytes: f.job.checkpointed_bytes(),
         only_lab: show(&only_lab),
         only_flink: show(&only_flink),
-        flink_job_id: f.job_id.clone(),
-        flink_taskmanagers: f.taskmanagers().len(),
+        flink_job_id: f.job.job_id.clone(),
+        flink_taskmanagers: f.job.taskmanagers().len(),
+        flink_subtasks_per_taskmanager: f.job.taskmanagers(),
     }
 }
 
@@ -243,8 +262,8 @@ pub fn render(c: &SinkComparison) -> String {
         s,
         "  {:<18} {:>16} {:>16}",
         "wall time",
-        format!("{:.3} ms", c.lab_wall_ms),
-        format!("{:.3} ms", c.flink_wall_ms)
+        numbers::format(c.lab_wall_ms, Unit::Millis),
+        numbers::format(c.flink_wall_ms, Unit::Millis)
     );
     let _ = writeln!(
         s,
@@ -261,20 +280,97 @@ pub fn render(c: &SinkComparison) -> String {
     let _ = writeln!(
         s,
         "  {:<18} {:>16} {:>16}",
-        "state bytes", c.lab_state_bytes, "n/a"
+        "state bytes",
+        c.lab_state_bytes,
+        c.flink_checkpointed_state_bytes
+            .map_or("n/a".to_string(), |b| format!("{b} (ckpt)"))
     );
     let _ = writeln!(
         s,
-        "  (Flink: job {}, on {} TaskManager(s); wall time from the REST API)",
+        "  (Flink: job {}, on {} TaskManager(s); wall time from the job's start to its sinks' end \
+         of input; state: the lab's live state, Flink's final checkpoint when checkpointing is \
+         on)",
         c.flink_job_id, c.flink_taskmanagers
     );
     s
+}
+
+/// The `n`-th EXPLAIN statement's plans, section by section (`== ... ==`):
+/// the lab's, then Flink's, so the same section of both sits together.
+pub fn render_explains(n: usize, lab: &str, flink: &str) -> String {
+    let lab_sections = sections(lab);
+    let flink_sections = sections(flink);
+    let mut s =
+        format!("EXPLAIN statement {n}, section by section: the lab's plan, then Flink's\n");
+    let mut titles: Vec<&str> = lab_sections.iter().map(|(t, _)| *t).collect();
+    for (t, _) in &flink_sections {
+        if !titles.contains(t) {
+            titles.push(t);
+        }
+    }
+    for title in titles {
+        let body = |secs: &[(&str, String)]| {
+            secs.iter()
+                .find(|(t, _)| *t == title)
+                .map_or("  (not printed)\n".to_string(), |(_, b)| b.clone())
+        };
+        if !title.is_empty() {
+            let _ = writeln!(s, "{title}");
+        }
+        let _ = write!(s, "-- lab\n{}", body(&lab_sections));
+        let _ = write!(s, "-- Flink\n{}", body(&flink_sections));
+        s.push('\n');
+    }
+    s
+}
+
+/// A plan's sections: each `== title ==` line and the lines under it
+/// (blank lines at the ends dropped).
+fn sections(plan: &str) -> Vec<(&str, String)> {
+    let mut out: Vec<(&str, String)> = Vec::new();
+    for line in plan.lines() {
+        let t = line.trim();
+        if t.starts_with("==") && t.ends_with("==") && t.len() > 4 {
+            out.push((t, String::new()));
+            continue;
+        }
+        if out.is_empty() {
+            out.push(("", String::new()));
+        }
+        let body = &mut out.last_mut().expect("one section").1;
+        if !(line.trim().is_empty() && body.is_empty()) {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    for (_, body) in &mut out {
+        while body.ends_with("\n\n") {
+            body.pop();
+        }
+    }
+    out.retain(|(t, b)| !t.is_empty() || !b.trim().is_empty());
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use operators::Value;
+
+    #[test]
+    fn explains_section_by_section() {
+        let lab = "== Abstract Syntax Tree ==\nA\n\n== Optimized Execution Plan ==\nLab\n";
+        let flink = "== Abstract Syntax Tree ==\nA'\n\n== Optimized Physical Plan ==\nP\n\n\
+                     == Optimized Execution Plan ==\nFlink\n";
+        let text = render_explains(1, lab, flink);
+        assert_eq!(
+            text,
+            "EXPLAIN statement 1, section by section: the lab's plan, then Flink's\n\
+             == Abstract Syntax Tree ==\n-- lab\nA\n-- Flink\nA'\n\n\
+             == Optimized Execution Plan ==\n-- lab\nLab\n-- Flink\nFlink\n\n\
+             == Optimized Physical Plan ==\n-- lab\n  (not printed)\n-- Flink\nP\n\n"
+        );
+    }
 
     #[test]
     fn multiset_difference() {

@@ -155,9 +155,13 @@ pub fn materialize(
         let mut batch = Vec::new();
         loop {
             batch.clear();
-            let n = source
-                .next_batch(8192, &mut batch)
-                .map_err(|e| FlinkError::input(e.in_table(&table.name).to_string()))?;
+            let n = source.next_batch(8192, &mut batch).map_err(|e| {
+                if e.is_bad_input() {
+                    FlinkError::input(e.to_string())
+                } else {
+                    FlinkError::execution(e.to_string())
+                }
+            })?;
             if n == 0 {
                 break;
             }

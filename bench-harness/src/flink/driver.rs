@@ -6,19 +6,22 @@
 //! `rest.port`, which runs the statements in order and reports each job's
 //! id as a JSON line. The capture sink's jar goes with every job
 //! (`pipeline.jars`), so any cluster can run it.
+//!
+//! A [`DriverSession`] is one driver process serving job files one after
+//! the other (`driver.py --serve`): starting its Java gateway takes longer
+//! than a small job, so a campaign or `lab tune` keeps one for all its runs.
 
-use super::install::Marker;
 use super::rewrite::DriverStatement;
 use super::{repo_dir, write_atomic, FlinkError, FlinkHome};
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Lines, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-/// A job the driver submitted.
+/// A job the driver submitted: one INSERT, or a statement set's INSERTs.
 #[derive(Clone, Debug)]
 pub struct Submitted {
     pub statement: usize,
-    pub sink: String,
+    pub sinks: Vec<String>,
     pub job_id: String,
 }
 
@@ -26,6 +29,7 @@ pub struct Submitted {
 pub enum Event<'a> {
     Submitted(&'a Submitted),
     Finished(&'a Submitted),
+    /// Flink's plan of an EXPLAIN statement.
     Explain(&'a str),
 }
 
@@ -41,105 +45,166 @@ pub fn driver_path() -> PathBuf {
     repo_dir().join("flink").join("driver.py")
 }
 
-/// Runs `statements` on the cluster at `rest`; the job file and the
-/// driver's standard error stay in `run_dir`.
-pub fn run_driver(
-    home: &FlinkHome,
-    _marker: &Marker,
-    run_dir: &Path,
-    rest: &str,
-    statements: &[DriverStatement],
-    on_event: &mut dyn FnMut(Event),
-) -> Result<Vec<Submitted>, FlinkError> {
-    let job = JobFile {
-        rest,
-        jars: vec![format!("file://{}", home.capture_jar().display())],
-        config: Default::default(),
-        statements,
-    };
-    let job_path = run_dir.join("job.json");
-    write_atomic(
-        &job_path,
-        serde_json::to_string_pretty(&job)
-            .expect("a job serialises")
-            .as_bytes(),
-    )
-    .map_err(|e| FlinkError::execution(format!("cannot write {}: {e}", job_path.display())))?;
-    let stderr_path = run_dir.join("driver.stderr");
-    let stderr = std::fs::File::create(&stderr_path).map_err(|e| {
-        FlinkError::execution(format!("cannot write {}: {e}", stderr_path.display()))
-    })?;
-    let mut child = Command::new(home.python())
-        .arg(driver_path())
-        .arg(&job_path)
-        .current_dir(run_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .map_err(|e| {
-            FlinkError::execution(format!(
-                "cannot start the PyFlink driver ({}): {e}",
-                home.python().display()
-            ))
+/// One `driver.py --serve` process.
+pub struct DriverSession {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Lines<BufReader<ChildStdout>>,
+    stderr_path: PathBuf,
+}
+
+impl DriverSession {
+    /// Starts the driver; its standard error goes to `stderr_path`.
+    pub fn start(home: &FlinkHome, stderr_path: &Path) -> Result<DriverSession, FlinkError> {
+        if let Some(dir) = stderr_path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                FlinkError::execution(format!("cannot create {}: {e}", dir.display()))
+            })?;
+        }
+        let stderr = std::fs::File::create(stderr_path).map_err(|e| {
+            FlinkError::execution(format!("cannot write {}: {e}", stderr_path.display()))
         })?;
-    let mut jobs: Vec<Submitted> = Vec::new();
-    let mut error: Option<FlinkError> = None;
-    let stdout = child.stdout.take().expect("piped");
-    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-        let Ok(ev) = serde_json::from_str::<serde_json::Value>(&line) else {
-            continue;
+        let mut child = Command::new(home.python())
+            .arg(driver_path())
+            .arg("--serve")
+            .current_dir(stderr_path.parent().unwrap_or(Path::new(".")))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| {
+                FlinkError::execution(format!(
+                    "cannot start the PyFlink driver ({}): {e}",
+                    home.python().display()
+                ))
+            })?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("piped");
+        Ok(DriverSession {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            stderr_path: stderr_path.to_path_buf(),
+        })
+    }
+
+    /// Runs `statements` on the cluster at `rest`; the job file is written
+    /// to `run_dir`.
+    pub fn run(
+        &mut self,
+        home: &FlinkHome,
+        run_dir: &Path,
+        rest: &str,
+        statements: &[DriverStatement],
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Vec<Submitted>, FlinkError> {
+        let job = JobFile {
+            rest,
+            jars: vec![format!("file://{}", home.capture_jar().display())],
+            config: Default::default(),
+            statements,
         };
-        let statement = ev["statement"].as_u64().unwrap_or(0) as usize;
-        match ev["event"].as_str() {
-            Some("submitted") => {
-                let s = Submitted {
-                    statement,
-                    sink: ev["sink"].as_str().unwrap_or("").to_string(),
-                    job_id: ev["job_id"].as_str().unwrap_or("").to_string(),
-                };
-                on_event(Event::Submitted(&s));
-                jobs.push(s);
-            }
-            Some("finished") => {
-                if let Some(s) = jobs.iter().find(|j| j.statement == statement) {
-                    on_event(Event::Finished(s));
+        let job_path = run_dir.join("job.json");
+        write_atomic(
+            &job_path,
+            serde_json::to_string_pretty(&job)
+                .expect("a job serialises")
+                .as_bytes(),
+        )
+        .map_err(|e| FlinkError::execution(format!("cannot write {}: {e}", job_path.display())))?;
+        let sent = self
+            .stdin
+            .as_mut()
+            .map(|s| writeln!(s, "{}", job_path.display()).and_then(|_| s.flush()));
+        if !matches!(sent, Some(Ok(()))) {
+            return Err(self.died());
+        }
+        let mut jobs: Vec<Submitted> = Vec::new();
+        let mut error: Option<FlinkError> = None;
+        loop {
+            let Some(Ok(line)) = self.lines.next() else {
+                return Err(self.died());
+            };
+            let Ok(ev) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            let statement = ev["statement"].as_i64().unwrap_or(0).max(0) as usize;
+            let sinks = || -> Vec<String> {
+                ev["sinks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            };
+            match ev["event"].as_str() {
+                Some("submitted") => {
+                    let s = Submitted {
+                        statement,
+                        sinks: sinks(),
+                        job_id: ev["job_id"].as_str().unwrap_or("").to_string(),
+                    };
+                    on_event(Event::Submitted(&s));
+                    jobs.push(s);
                 }
+                Some("finished") => {
+                    if let Some(s) = jobs.iter().find(|j| j.statement == statement) {
+                        on_event(Event::Finished(s));
+                    }
+                }
+                Some("explain") => on_event(Event::Explain(ev["text"].as_str().unwrap_or(""))),
+                Some("error") => {
+                    let message = ev["message"].as_str().unwrap_or("").to_string();
+                    let what = if ev["statement"].as_i64() == Some(-1) {
+                        job_path.display().to_string()
+                    } else {
+                        statements
+                            .get(statement)
+                            .map(|s| first_line(&s.text()))
+                            .unwrap_or_default()
+                    };
+                    error = Some(if ev["phase"].as_str() == Some("run") {
+                        FlinkError::execution(format!(
+                            "the Flink job of '{what}' failed at {rest}:\n{message}"
+                        ))
+                    } else {
+                        FlinkError::input(format!("Flink rejected '{what}':\n{message}"))
+                    });
+                }
+                Some("done") => break,
+                _ => {}
             }
-            Some("explain") => on_event(Event::Explain(ev["text"].as_str().unwrap_or(""))),
-            Some("error") => {
-                let message = ev["message"].as_str().unwrap_or("").to_string();
-                let what = statements
-                    .get(statement)
-                    .map(|s| first_line(&s.text()))
-                    .unwrap_or_default();
-                error = Some(if ev["phase"].as_str() == Some("run") {
-                    FlinkError::execution(format!(
-                        "the Flink job of '{what}' failed at {rest}:\n{message}"
-                    ))
-                } else {
-                    FlinkError::input(format!("Flink rejected '{what}':\n{message}"))
-                });
-            }
-            _ => {}
+        }
+        match error {
+            Some(e) => Err(e),
+            None => Ok(jobs),
         }
     }
-    let status = child
-        .wait()
-        .map_err(|e| FlinkError::execution(format!("the PyFlink driver: {e}")))?;
-    if let Some(e) = error {
-        return Err(e);
-    }
-    if !status.success() {
-        let text = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+
+    /// The driver ended (or closed its output) before saying it was done.
+    fn died(&mut self) -> FlinkError {
+        drop(self.stdin.take());
+        let status = self
+            .child
+            .wait()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|e| e.to_string());
+        let text = std::fs::read_to_string(&self.stderr_path).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
-        return Err(FlinkError::execution(format!(
-            "the PyFlink driver exited with {status}; the end of its output ({}):\n{}",
-            stderr_path.display(),
+        FlinkError::execution(format!(
+            "the PyFlink driver exited ({status}); the end of its output ({}):\n{}",
+            self.stderr_path.display(),
             lines[lines.len().saturating_sub(15)..].join("\n")
-        )));
+        ))
     }
-    Ok(jobs)
+}
+
+impl Drop for DriverSession {
+    fn drop(&mut self) {
+        // Closing its input ends the driver after the job file it runs.
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
 }
 
 fn first_line(s: &str) -> String {

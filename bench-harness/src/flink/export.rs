@@ -64,6 +64,7 @@ pub fn export(a: &ExportArgs) -> Result<String, FlinkError> {
                     m.path.file_name().unwrap_or_default().to_string_lossy()
                 )
             },
+            only_sinks: None,
         },
     )?;
     let name = a.out.file_name().ok_or_else(|| {

@@ -20,13 +20,16 @@
 //! (materialised inputs, reused while their definition is unchanged) and
 //! `runs/` (per run: the driver's job file and output).
 
+pub mod campaign;
 pub mod capture;
+pub mod checkpoint;
 pub mod cluster;
 pub mod compare;
 pub mod data;
 pub mod driver;
 pub mod export;
 pub mod install;
+pub mod process;
 pub mod rest;
 pub mod rewrite;
 pub mod run;
@@ -44,8 +47,18 @@ pub enum Engine {
     Flink,
 }
 
+impl Engine {
+    /// `lab` or `flink`, as `--engine` and campaign specs write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Lab => "lab",
+            Engine::Flink => "flink",
+        }
+    }
+}
+
 /// An error with the exit code it maps to: 2 for bad input (a script, an
-/// option, a statement Flink rejects), 1 for a failure of execution (a
+/// option, a statement Flink rejects), 3 for a failure of execution (a
 /// missing tool, a cluster that does not answer, a job that fails).
 #[derive(Debug)]
 pub struct FlinkError {
@@ -56,7 +69,7 @@ pub struct FlinkError {
 impl FlinkError {
     pub fn input(message: impl Into<String>) -> FlinkError {
         FlinkError {
-            code: 2,
+            code: crate::exit_code::BAD_INPUT,
             message: message.into(),
         }
     }
@@ -65,6 +78,21 @@ impl FlinkError {
         FlinkError {
             code: crate::exit_code::EXECUTION_FAILED,
             message: message.into(),
+        }
+    }
+}
+
+impl From<crate::output::OutputError> for FlinkError {
+    fn from(e: crate::output::OutputError) -> FlinkError {
+        FlinkError::execution(e.to_string())
+    }
+}
+
+impl From<FlinkError> for crate::campaign::CampaignError {
+    fn from(e: FlinkError) -> crate::campaign::CampaignError {
+        crate::campaign::CampaignError {
+            code: e.code,
+            message: e.message,
         }
     }
 }
@@ -174,7 +202,7 @@ pub fn dispatch(cmd: &FlinkCommand) -> Result<(), FlinkError> {
     match cmd {
         FlinkCommand::Install => {
             let report = install::install(&home, &install::Tools::from_env())?;
-            println!("{report}");
+            crate::output::outln!("{report}")?;
             Ok(())
         }
         FlinkCommand::Start {
@@ -192,28 +220,25 @@ pub fn dispatch(cmd: &FlinkCommand) -> Result<(), FlinkError> {
                     rest_port: *rest_port,
                 },
             )?;
-            println!(
+            crate::output::outln!(
                 "Flink {} cluster at {}: 1 JobManager, {} TaskManager(s) x {} slot(s); config, logs and pids in {}",
                 info.flink_version,
                 info.rest,
                 info.taskmanagers,
                 info.slots,
                 cluster_dir(d).display()
-            );
+            )?;
             Ok(())
         }
         FlinkCommand::Status {
             flink_rest,
             cluster_dir: d,
         } => {
-            print!(
-                "{}",
-                cluster::status(&cluster_dir(d), flink_rest.as_deref())?
-            );
+            crate::output::out(&cluster::status(&cluster_dir(d), flink_rest.as_deref())?)?;
             Ok(())
         }
         FlinkCommand::Stop { cluster_dir: d } => {
-            println!("{}", cluster::stop(&cluster_dir(d))?);
+            crate::output::outln!("{}", cluster::stop(&cluster_dir(d))?)?;
             Ok(())
         }
     }

@@ -8,6 +8,11 @@
 //!   new `WITH (...)`: Flink's `filesystem` connector over the file
 //!   [`super::data`] wrote with the lab's own rows; a lab source table that
 //!   no INSERT reads is left out;
+//! - a statement set (`EXECUTE STATEMENT SET BEGIN ... END`, or the SQL
+//!   client's `BEGIN STATEMENT SET; ... END;`) becomes one driver step that
+//!   runs its INSERTs as one job with Flink's `StatementSet`, as the lab
+//!   runs them; an `EXPLAIN` (of a statement set too) is passed whole to
+//!   Flink, which prints its own plan;
 //! - every sink table gets `'connector' = 'lab-capture'` (the lab's capture
 //!   sink, `flink/capture/`), which keeps the table's meaning: with a
 //!   primary key an upsert sink (no `-U`), without one a retract sink that
@@ -37,10 +42,32 @@ use std::path::Path;
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum DriverStatement {
-    Set { key: String, value: String },
-    Sql { sql: String },
-    Insert { sql: String, sink: String },
-    Explain { sql: String },
+    Set {
+        key: String,
+        value: String,
+    },
+    Sql {
+        sql: String,
+    },
+    Insert {
+        sql: String,
+        sink: String,
+    },
+    /// The INSERTs of a statement set: one job.
+    #[serde(rename = "statement_set")]
+    StatementSet {
+        inserts: Vec<SetInsert>,
+    },
+    Explain {
+        sql: String,
+    },
+}
+
+/// One INSERT of a statement set.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SetInsert {
+    pub sql: String,
+    pub sink: String,
 }
 
 impl DriverStatement {
@@ -53,6 +80,27 @@ impl DriverStatement {
             DriverStatement::Sql { sql }
             | DriverStatement::Insert { sql, .. }
             | DriverStatement::Explain { sql } => sql.clone(),
+            DriverStatement::StatementSet { inserts } => {
+                let mut s = String::from("EXECUTE STATEMENT SET BEGIN\n");
+                for i in inserts {
+                    s.push_str(&i.sql);
+                    s.push_str(";\n");
+                }
+                s.push_str("END");
+                s
+            }
+        }
+    }
+
+    /// The sinks this step's job writes (none for steps that run no job).
+    #[cfg(test)]
+    pub fn sinks(&self) -> Vec<&str> {
+        match self {
+            DriverStatement::Insert { sink, .. } => vec![sink.as_str()],
+            DriverStatement::StatementSet { inserts } => {
+                inserts.iter().map(|i| i.sink.as_str()).collect()
+            }
+            _ => Vec::new(),
         }
     }
 }
@@ -119,6 +167,9 @@ pub struct RewriteOptions<'a> {
     pub sinks: SinkRewrite,
     /// The path Flink reads a materialised table from.
     pub data_path: &'a dyn Fn(&Materialized) -> String,
+    /// Runs only the INSERTs into these sinks (a campaign variant's
+    /// `sinks`); `None`: all.
+    pub only_sinks: Option<&'a [String]>,
 }
 
 /// The script with its `${name}` templates filled (see `crate::template`).
@@ -129,8 +180,76 @@ pub fn fill_params(sql: &str, params: &[(String, String)]) -> Result<String, Fli
 /// A statement of the script: its text and tokens (positions in `text`).
 struct RawStatement {
     text: String,
+    /// Byte range of `text` in the script.
+    start: usize,
+    end: usize,
     /// Significant tokens with byte ranges in `text`.
     tokens: Vec<(Token, usize, usize)>,
+}
+
+impl RawStatement {
+    fn words_at(&self, at: usize, words: &[&str]) -> bool {
+        words.iter().enumerate().all(|(i, w)| {
+            matches!(self.tokens.get(at + i), Some((Token::Word(x), _, _))
+                if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
+        })
+    }
+
+    /// Where `STATEMENT SET BEGIN` starts, for `EXECUTE STATEMENT SET BEGIN
+    /// INSERT ...` and `EXPLAIN [details] STATEMENT SET BEGIN INSERT ...`.
+    fn set_begin(&self) -> Option<usize> {
+        (0..self.tokens.len()).find(|&i| self.words_at(i, &["STATEMENT", "SET", "BEGIN"]))
+    }
+}
+
+/// A statement, or a statement set's statements up to its `END`.
+enum Piece {
+    One(RawStatement),
+    /// `EXECUTE STATEMENT SET BEGIN ... END` or `BEGIN STATEMENT SET; ... END`:
+    /// the INSERTs' texts.
+    Set(Vec<String>),
+    /// `EXPLAIN ... STATEMENT SET BEGIN ... END`: the whole statement's text.
+    ExplainSet(String),
+}
+
+/// Gathers the statements of each statement set (the lab's front end
+/// checked the script's shape already).
+fn pieces(sql: &str, raws: Vec<RawStatement>) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut raws = raws.into_iter();
+    while let Some(raw) = raws.next() {
+        let explain = is_keyword(&raw.tokens[0].0, Keyword::EXPLAIN);
+        let client_form = raw.tokens.len() == 3 && raw.words_at(0, &["BEGIN", "STATEMENT", "SET"]);
+        let begin = raw.set_begin();
+        let opens = client_form
+            || begin.is_some_and(|b| explain || raw.words_at(0, &["EXECUTE"]) && b == 1);
+        if !opens {
+            out.push(Piece::One(raw));
+            continue;
+        }
+        let mut inserts = Vec::new();
+        if !client_form {
+            // The first INSERT follows BEGIN in the same piece.
+            let first = begin.unwrap_or(0) + 3;
+            if let Some((_, from, _)) = raw.tokens.get(first) {
+                inserts.push(raw.text[*from..].to_string());
+            }
+        }
+        let mut end = raw.end;
+        for next in raws.by_ref() {
+            if next.tokens.len() == 1 && next.words_at(0, &["END"]) {
+                end = next.end;
+                break;
+            }
+            inserts.push(next.text);
+        }
+        out.push(if explain {
+            Piece::ExplainSet(sql[raw.start..end].to_string())
+        } else {
+            Piece::Set(inserts)
+        });
+    }
+    out
 }
 
 /// Maps (line, column) to byte offsets.
@@ -194,7 +313,12 @@ fn split(sql: &str) -> Result<Vec<RawStatement>, FlinkError> {
                 )
             })
             .collect();
-        out.push(RawStatement { text, tokens });
+        out.push(RawStatement {
+            text,
+            start,
+            end,
+            tokens,
+        });
     };
     for t in &tokens {
         match t.token {
@@ -295,24 +419,38 @@ pub fn rewrite(sql: &str, o: &RewriteOptions) -> Result<Rewritten, FlinkError> {
     let sql = fill_params(sql, o.params)?;
     let script =
         optimizer::sql::parse_script(&sql).map_err(|e| FlinkError::input(e.to_string()))?;
-    // Tables the INSERTs read and write.
+    let keep = |sink: &str| {
+        o.only_sinks
+            .is_none_or(|only| only.iter().any(|s| s.eq_ignore_ascii_case(sink)))
+    };
+    // Tables the INSERTs (and EXPLAINs) read and write.
     let mut read = BTreeSet::new();
-    let mut sink_names = Vec::new();
-    for i in script.inserts() {
+    let mut sinks_set = BTreeSet::new();
+    for i in script.inserts().filter(|i| keep(&i.sink)) {
         collect_scans(&i.query, &mut read);
+        sinks_set.insert(i.sink.to_lowercase());
     }
-    let runs: Vec<&optimizer::logical::InsertStatement> = script
+    for s in &script.statements {
+        if let optimizer::logical::Statement::Explain {
+            target: optimizer::logical::ExplainTarget::Query(q),
+            ..
+        } = s
+        {
+            collect_scans(q, &mut read);
+        }
+    }
+    // The sinks of each job, in order: an INSERT's, or a statement set's.
+    let runs: Vec<Vec<&str>> = script
         .statements
         .iter()
         .filter_map(|s| match s {
-            optimizer::logical::Statement::Insert(i) => Some(i),
+            optimizer::logical::Statement::Insert(i) => Some(vec![i.sink.as_str()]),
+            optimizer::logical::Statement::StatementSet(set) => {
+                Some(set.iter().map(|i| i.sink.as_str()).collect())
+            }
             _ => None,
         })
         .collect();
-    for i in &runs {
-        sink_names.push(i.sink.clone());
-    }
-    let sinks_set: BTreeSet<String> = sink_names.iter().map(|s| s.to_lowercase()).collect();
 
     let mut statements = Vec::new();
     let mut dropped_keys = Vec::new();
@@ -335,8 +473,54 @@ pub fn rewrite(sql: &str, o: &RewriteOptions) -> Result<Rewritten, FlinkError> {
     }
     let mut sinks = Vec::new();
     let mut data = Vec::new();
-    let mut inserts = runs.iter();
-    for raw in split(&sql)? {
+    let mut jobs = runs.iter();
+    let mut next_job = |what: &str| {
+        jobs.next().ok_or_else(|| {
+            FlinkError::input(format!(
+                "cannot match '{}' with the script's INSERTs",
+                first_line(what)
+            ))
+        })
+    };
+    for piece in pieces(&sql, split(&sql)?) {
+        let raw = match piece {
+            Piece::One(raw) => raw,
+            Piece::Set(texts) => {
+                let job = next_job(texts.first().map_or("", String::as_str))?;
+                if job.len() != texts.len() {
+                    return Err(FlinkError::input(format!(
+                        "cannot match the statement set of {} with the script's",
+                        job.join(", ")
+                    )));
+                }
+                let inserts: Vec<SetInsert> = texts
+                    .into_iter()
+                    .zip(job)
+                    .filter(|(_, sink)| keep(sink))
+                    .map(|(sql, sink)| SetInsert {
+                        sql,
+                        sink: sink.to_string(),
+                    })
+                    .collect();
+                match inserts.len() {
+                    0 => {}
+                    // One INSERT left runs as one, as the lab runs it.
+                    1 => {
+                        let i = inserts.into_iter().next().expect("one");
+                        statements.push(DriverStatement::Insert {
+                            sql: i.sql,
+                            sink: i.sink,
+                        });
+                    }
+                    _ => statements.push(DriverStatement::StatementSet { inserts }),
+                }
+                continue;
+            }
+            Piece::ExplainSet(sql) => {
+                statements.push(DriverStatement::Explain { sql });
+                continue;
+            }
+        };
         let first = &raw.tokens[0].0;
         if is_keyword(first, Keyword::SET) {
             let (key, value) = set_pair(&raw)?;
@@ -347,17 +531,21 @@ pub fn rewrite(sql: &str, o: &RewriteOptions) -> Result<Rewritten, FlinkError> {
             }
             continue;
         }
-        if is_keyword(first, Keyword::INSERT) {
-            let insert = inserts.next().ok_or_else(|| {
-                FlinkError::input(format!(
-                    "cannot match '{}' with the script's INSERTs",
-                    raw.text
-                ))
-            })?;
-            statements.push(DriverStatement::Insert {
-                sql: raw.text.clone(),
-                sink: insert.sink.clone(),
-            });
+        let executes_insert = raw.words_at(0, &["EXECUTE", "INSERT"]);
+        if is_keyword(first, Keyword::INSERT) || executes_insert {
+            let job = next_job(&raw.text)?;
+            let sink = job.first().copied().unwrap_or_default();
+            if keep(sink) {
+                let sql = if executes_insert {
+                    raw.text[raw.tokens[1].1..].to_string()
+                } else {
+                    raw.text.clone()
+                };
+                statements.push(DriverStatement::Insert {
+                    sql,
+                    sink: sink.to_string(),
+                });
+            }
             continue;
         }
         if is_keyword(first, Keyword::EXPLAIN) {
@@ -439,6 +627,65 @@ pub fn rewrite(sql: &str, o: &RewriteOptions) -> Result<Rewritten, FlinkError> {
     })
 }
 
+/// The script with only the INSERTs into `only` (a campaign variant's
+/// `sinks`): other INSERTs are left out, a statement set keeps its INSERTs
+/// into `only` (one left runs as a plain INSERT); every other statement
+/// stays. What the lab runs for such a variant; Flink's rewrite does the
+/// same ([`RewriteOptions::only_sinks`]).
+pub fn keep_sinks(sql: &str, only: &[String]) -> Result<String, FlinkError> {
+    let script = optimizer::sql::parse_script(sql).map_err(|e| FlinkError::input(e.to_string()))?;
+    let keep = |sink: &str| only.iter().any(|s| s.eq_ignore_ascii_case(sink));
+    let mut jobs = script.statements.iter().filter_map(|s| match s {
+        optimizer::logical::Statement::Insert(i) => Some(vec![i.sink.as_str()]),
+        optimizer::logical::Statement::StatementSet(set) => {
+            Some(set.iter().map(|i| i.sink.as_str()).collect())
+        }
+        _ => None,
+    });
+    let mut out = String::new();
+    for piece in pieces(sql, split(sql)?) {
+        let text = match piece {
+            Piece::One(raw) => {
+                let insert = is_keyword(&raw.tokens[0].0, Keyword::INSERT)
+                    || raw.words_at(0, &["EXECUTE", "INSERT"]);
+                if insert {
+                    let job = jobs.next().unwrap_or_default();
+                    if !job.first().is_some_and(|s| keep(s)) {
+                        continue;
+                    }
+                }
+                raw.text
+            }
+            Piece::Set(texts) => {
+                let job = jobs.next().unwrap_or_default();
+                let kept: Vec<&String> = texts
+                    .iter()
+                    .zip(&job)
+                    .filter(|(_, s)| keep(s))
+                    .map(|(t, _)| t)
+                    .collect();
+                match kept.len() {
+                    0 => continue,
+                    1 => kept[0].clone(),
+                    _ => {
+                        let mut t = String::from("EXECUTE STATEMENT SET BEGIN\n");
+                        for k in kept {
+                            t.push_str(k);
+                            t.push_str(";\n");
+                        }
+                        t.push_str("END");
+                        t
+                    }
+                }
+            }
+            Piece::ExplainSet(text) => text,
+        };
+        out.push_str(&text);
+        out.push_str(";\n\n");
+    }
+    Ok(out)
+}
+
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
@@ -490,6 +737,7 @@ mod tests {
                 data_dir: &data_dir,
                 sinks,
                 data_path: &|m: &Materialized| m.path.display().to_string(),
+                only_sinks: None,
             },
         )
         .unwrap();
@@ -559,6 +807,129 @@ mod tests {
         assert!(fill_params("a ${rows\n", &p).is_err());
     }
 
+    const SET_SCRIPT: &str = "CREATE TABLE src (k BIGINT, v BIGINT) WITH (\n\
+          'connector' = 'datagen', 'number-of-rows' = '10', 'seed' = '1');\n\
+        CREATE TABLE a (k BIGINT, c BIGINT) WITH ('connector' = 'blackhole');\n\
+        CREATE TABLE b (k BIGINT, c BIGINT) WITH ('connector' = 'blackhole');\n\
+        CREATE TABLE c (k BIGINT, c BIGINT) WITH ('connector' = 'blackhole');\n\
+        EXPLAIN STATEMENT SET BEGIN\n\
+        INSERT INTO a SELECT k, COUNT(*) FROM src GROUP BY k;\n\
+        INSERT INTO b SELECT k, SUM(v) FROM src GROUP BY k;\n\
+        END;\n\
+        EXECUTE STATEMENT SET BEGIN\n\
+        INSERT INTO a SELECT k, COUNT(*) FROM src GROUP BY k;\n\
+        INSERT INTO b SELECT k, SUM(v) FROM src GROUP BY k;\n\
+        END;\n\
+        BEGIN STATEMENT SET;\n\
+        INSERT INTO b SELECT k, MAX(v) FROM src GROUP BY k;\n\
+        INSERT INTO c SELECT k, MIN(v) FROM src GROUP BY k;\n\
+        END;\n\
+        EXECUTE INSERT INTO c SELECT k, COUNT(*) FROM src GROUP BY k;\n";
+
+    fn rewrite_set(only: Option<&[String]>) -> Rewritten {
+        let dir = tempfile::tempdir().unwrap();
+        rewrite(
+            SET_SCRIPT,
+            &RewriteOptions {
+                params: &[],
+                overrides: &[],
+                base_dir: dir.path(),
+                data_dir: &dir.path().join("data"),
+                sinks: SinkRewrite::Capture {
+                    run_id: "r".into(),
+                    rows: false,
+                },
+                data_path: &|m: &Materialized| m.path.display().to_string(),
+                only_sinks: only,
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn statement_sets_are_one_step_and_explains_pass_whole() {
+        let r = rewrite_set(None);
+        let steps: Vec<&DriverStatement> = r
+            .statements
+            .iter()
+            .filter(|s| !matches!(s, DriverStatement::Set { .. } | DriverStatement::Sql { .. }))
+            .collect();
+        assert_eq!(steps.len(), 4, "{steps:?}");
+        let DriverStatement::Explain { sql } = steps[0] else {
+            panic!("{steps:?}")
+        };
+        assert!(
+            sql.starts_with("EXPLAIN STATEMENT SET BEGIN\nINSERT INTO a"),
+            "{sql}"
+        );
+        assert!(sql.ends_with("GROUP BY k;\nEND"), "{sql}");
+        assert_eq!(
+            steps[1],
+            &DriverStatement::StatementSet {
+                inserts: vec![
+                    SetInsert {
+                        sql: "INSERT INTO a SELECT k, COUNT(*) FROM src GROUP BY k".into(),
+                        sink: "a".into()
+                    },
+                    SetInsert {
+                        sql: "INSERT INTO b SELECT k, SUM(v) FROM src GROUP BY k".into(),
+                        sink: "b".into()
+                    },
+                ]
+            }
+        );
+        assert_eq!(steps[2].sinks(), vec!["b", "c"]);
+        assert_eq!(
+            steps[3],
+            &DriverStatement::Insert {
+                sql: "INSERT INTO c SELECT k, COUNT(*) FROM src GROUP BY k".into(),
+                sink: "c".into()
+            }
+        );
+        assert!(steps[1]
+            .text()
+            .starts_with("EXECUTE STATEMENT SET BEGIN\nINSERT INTO a"));
+        assert!(steps[1].text().ends_with(";\nEND"));
+        // Every sink of a set is captured.
+        let names: Vec<&str> = r.sinks.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, vec!["a", "b", "c"]);
+    }
+
+    #[test]
+    fn only_some_sinks() {
+        let only = vec!["c".to_string()];
+        let r = rewrite_set(Some(&only));
+        let sinks: Vec<Vec<&str>> = r
+            .statements
+            .iter()
+            .map(DriverStatement::sinks)
+            .filter(|s| !s.is_empty())
+            .collect();
+        // The client-form set keeps its INSERT into c, as a plain INSERT.
+        assert_eq!(sinks, vec![vec!["c"], vec!["c"]]);
+        let text = keep_sinks(SET_SCRIPT, &only).unwrap();
+        let script = optimizer::sql::parse_script(&text).unwrap();
+        let runs: Vec<&str> = script
+            .statements
+            .iter()
+            .filter_map(|s| match s {
+                optimizer::logical::Statement::Insert(i) => Some(i.sink.as_str()),
+                optimizer::logical::Statement::StatementSet(_) => Some("set"),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(runs, vec!["c", "c"]);
+        assert!(text.contains("EXPLAIN STATEMENT SET BEGIN"), "{text}");
+        let both = vec!["a".to_string(), "b".to_string()];
+        let text = keep_sinks(SET_SCRIPT, &both).unwrap();
+        assert_eq!(
+            text.matches("EXECUTE STATEMENT SET BEGIN").count(),
+            1,
+            "{text}"
+        );
+        assert!(!text.contains("INSERT INTO c"), "{text}");
+    }
+
     #[test]
     fn compile_plan_is_refused() {
         let dir = tempfile::tempdir().unwrap();
@@ -571,6 +942,7 @@ mod tests {
                 data_dir: dir.path(),
                 sinks: SinkRewrite::Keep,
                 data_path: &|m: &Materialized| m.path.display().to_string(),
+                only_sinks: None,
             },
         )
         .unwrap_err();

@@ -31,7 +31,8 @@ use super::draw::{below, unit};
 use super::options::{check_schema, Options};
 use crate::error::DatasetError;
 use crate::rng::LabRng;
-use crate::source::Source;
+use operators::exec::ChangeSource;
+use operators::operator::OpResult;
 
 /// The connector's name.
 pub const CONNECTOR: &str = "colors";
@@ -120,8 +121,8 @@ impl ColorsSource {
     }
 }
 
-impl Source for ColorsSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, DatasetError> {
+impl ChangeSource for ColorsSource {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         let n = (max as u64).min(self.remaining) as usize;
         out.reserve(n);
         let others = self.names.len() as u64 - 1;
@@ -139,5 +140,9 @@ impl Source for ColorsSource {
         }
         self.remaining -= n as u64;
         Ok(n)
+    }
+
+    fn can_read_ahead(&self) -> bool {
+        true
     }
 }

@@ -37,7 +37,7 @@ pub use tenant::TenantSource;
 pub use uv::UvSource;
 
 use crate::error::DatasetError;
-use crate::source::Source;
+use operators::exec::ChangeSource;
 
 /// The workload connectors' names.
 pub const CONNECTORS: [&str; 4] = [
@@ -54,11 +54,11 @@ pub fn open(
     options: &BTreeMap<String, String>,
     column_names: &[String],
     types: &[DataType],
-) -> Option<Result<Box<dyn Source>, DatasetError>> {
-    fn boxed<S: Source + 'static>(
+) -> Option<Result<Box<dyn ChangeSource>, DatasetError>> {
+    fn boxed<S: ChangeSource + 'static>(
         s: Result<S, DatasetError>,
-    ) -> Result<Box<dyn Source>, DatasetError> {
-        s.map(|s| Box::new(s) as Box<dyn Source>)
+    ) -> Result<Box<dyn ChangeSource>, DatasetError> {
+        s.map(|s| Box::new(s) as Box<dyn ChangeSource>)
     }
     Some(match connector {
         uv::CONNECTOR => boxed(UvSource::new(options, column_names, types)),

@@ -39,8 +39,9 @@ use super::draw::{below, mix};
 use super::options::{check_schema, Options};
 use crate::error::DatasetError;
 use crate::rng::LabRng;
-use crate::source::Source;
 use crate::zipf::Zipf;
+use operators::exec::ChangeSource;
+use operators::operator::OpResult;
 
 /// The connector's name.
 pub const CONNECTOR: &str = "orders";
@@ -151,8 +152,8 @@ impl OrdersSource {
     }
 }
 
-impl Source for OrdersSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, DatasetError> {
+impl ChangeSource for OrdersSource {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         let n = (max as u64).min(self.total - self.row) as usize;
         out.reserve(n);
         for _ in 0..n {
@@ -172,5 +173,9 @@ impl Source for OrdersSource {
             self.row += 1;
         }
         Ok(n)
+    }
+
+    fn can_read_ahead(&self) -> bool {
+        true
     }
 }

@@ -58,7 +58,8 @@ use super::draw::{below, mix, push_alphanumeric, Permutation, SplitMix};
 use super::options::{check_schema, Options};
 use crate::error::DatasetError;
 use crate::rng::LabRng;
-use crate::source::Source;
+use operators::exec::ChangeSource;
+use operators::operator::OpResult;
 
 /// The connector's name.
 pub const CONNECTOR: &str = "tenant";
@@ -113,8 +114,9 @@ pub struct TenantSource {
     updated: u64,
     /// `None` for tenant-major order.
     permutation: Option<Permutation>,
-    /// Per row (by `(tenant_id - 1) * rows_per_tenant + row_id - 1`), its
-    /// number of updates so far; empty when there are no updates.
+    /// Per inserted row (by its position in the insert order), its number
+    /// of updates so far; empty when there are no updates. It grows with
+    /// the inserts emitted, so a huge `rows` asks for no memory up front.
     versions: Vec<u32>,
     update_rng: LabRng,
     content_key: u64,
@@ -217,11 +219,7 @@ impl TenantSource {
             updated: 0,
             permutation: (order == InsertOrder::Random)
                 .then(|| Permutation::new(rows, mix(base, &[1]))),
-            versions: if updates > 0 {
-                vec![0; rows as usize]
-            } else {
-                Vec::new()
-            },
+            versions: Vec::new(),
             update_rng: LabRng::seed_from(base, 2),
             content_key: mix(base, &[3]),
             payload_length: payload_length as usize,
@@ -276,9 +274,9 @@ impl TenantSource {
     fn update(&mut self) -> (Vec<Value>, Vec<Value>) {
         let position = below(self.update_rng.next_u64(), self.inserts);
         let index = self.row_at(position);
-        let version = self.versions[index as usize];
+        let version = self.versions[position as usize];
         let next = version.wrapping_add(1);
-        self.versions[index as usize] = next;
+        self.versions[position as usize] = next;
         self.updated += 1;
         (self.row(index, version), self.row(index, next))
     }
@@ -293,8 +291,8 @@ pub fn schema(extra: usize) -> Vec<(String, DataType)> {
         .collect()
 }
 
-impl Source for TenantSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, DatasetError> {
+impl ChangeSource for TenantSource {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         let before = out.len();
         if max == 0 {
             return Ok(0);
@@ -306,6 +304,9 @@ impl Source for TenantSource {
             let index = self.row_at(self.inserted);
             let row = self.row(index, 0);
             out.push(Change::insert(row));
+            if self.updates > 0 {
+                self.versions.push(0);
+            }
             self.inserted += 1;
         }
         while self.updated < self.updates {
@@ -322,5 +323,9 @@ impl Source for TenantSource {
             }
         }
         Ok(out.len() - before)
+    }
+
+    fn can_read_ahead(&self) -> bool {
+        true
     }
 }

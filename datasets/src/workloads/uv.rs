@@ -32,8 +32,9 @@ use super::draw::{below, unit, Categorical};
 use super::options::{check_schema, Options};
 use crate::error::DatasetError;
 use crate::rng::LabRng;
-use crate::source::Source;
 use crate::zipf::Zipf;
+use operators::exec::ChangeSource;
+use operators::operator::OpResult;
 
 /// The connector's name.
 pub const CONNECTOR: &str = "uv";
@@ -155,8 +156,8 @@ impl UvSource {
     }
 }
 
-impl Source for UvSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, DatasetError> {
+impl ChangeSource for UvSource {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         let n = (max as u64).min(self.remaining) as usize;
         out.reserve(n);
         for _ in 0..n {
@@ -171,6 +172,10 @@ impl Source for UvSource {
         }
         self.remaining -= n as u64;
         Ok(n)
+    }
+
+    fn can_read_ahead(&self) -> bool {
+        true
     }
 }
 

@@ -3,7 +3,8 @@
 //! how a result row is read off an accumulator.
 //!
 //! Accumulator row: `[row count, slots of call 0, slots of call 1, ...]`,
-//! two slots per call (see [`super::functions`]). The row count is the
+//! two slots per call (see [`super::functions`]), held wherever the
+//! operator's store keeps it ([`super::acc::Acc`]). The row count is the
 //! number of input rows in the group (accumulated minus retracted); when it
 //! returns to 0 the group is empty and its result is retracted.
 //!
@@ -13,8 +14,9 @@
 //! map, as Flink shares distinct state); for MIN/MAX over an input that can
 //! retract, a map `minmax_<i>` (value → count).
 
+use super::acc::Acc;
 use super::functions::{self, AggKind, AggSpec, Retracted, SLOTS};
-use crate::operator::OpResult;
+use crate::operator::{OpError, OpResult};
 use crate::state::{MapState, StateBackend, StateReport};
 use crate::value::{Row, Value};
 
@@ -25,10 +27,34 @@ struct DistinctGroup {
     state: MapState,
 }
 
+/// A call as [`AggCore::accumulate`] runs it, decided once from its spec
+/// (the arithmetic is [`super::functions`]').
+#[derive(Clone, Copy)]
+struct Call {
+    kind: AggKind,
+    step: Step,
+    /// The `FILTER` flag column.
+    filter: Option<usize>,
+}
+
+#[derive(Clone, Copy)]
+enum Step {
+    /// Nothing: a distinct call (counted through its map, before the
+    /// others), or one without an argument (every value NULL).
+    Skip,
+    CountStar,
+    /// `COUNT(x)`: non-NULL values of column `x`.
+    Count(usize),
+    /// `SUM(x)`, `AVG(x)`.
+    Sum(usize),
+    /// `MIN(x)`, `MAX(x)`.
+    Extreme(usize),
+}
+
 pub struct AggCore {
     aggs: Vec<AggSpec>,
-    /// Per call: whether it goes through a distinct map.
-    distinct_call: Vec<bool>,
+    /// Per call, what accumulating a row does.
+    calls: Vec<Call>,
     distinct: Vec<DistinctGroup>,
     /// Per call: the value map of a retractable MIN/MAX.
     minmax: Vec<Option<MapState>>,
@@ -69,14 +95,13 @@ impl AggCore {
         input_insert_only: bool,
     ) -> OpResult<AggCore> {
         let mut distinct: Vec<DistinctGroup> = Vec::new();
-        let mut distinct_call = vec![false; aggs.len()];
+        let mut calls = Vec::with_capacity(aggs.len());
         let mut minmax = Vec::with_capacity(aggs.len());
         for (i, a) in aggs.iter().enumerate() {
             let extreme = matches!(a.kind, AggKind::Min | AggKind::Max);
             if a.distinct && !extreme {
-                let backend = backend.ok_or_else(|| {
-                    crate::operator::OpError::Other("a distinct aggregate needs state".into())
-                })?;
+                let backend = backend
+                    .ok_or_else(|| OpError::Spec("a distinct aggregate needs state".into()))?;
                 let col = a.arg.expect("distinct aggregate has an argument");
                 let g = match distinct.iter().position(|d| d.column == col) {
                     Some(g) => g,
@@ -91,8 +116,20 @@ impl AggCore {
                     }
                 };
                 distinct[g].calls.push(i);
-                distinct_call[i] = true;
             }
+            let step = match (a.kind, a.arg) {
+                _ if a.distinct && !extreme => Step::Skip,
+                (AggKind::CountStar, _) => Step::CountStar,
+                (_, None) => Step::Skip,
+                (AggKind::Count, Some(c)) => Step::Count(c),
+                (AggKind::Sum | AggKind::Avg, Some(c)) => Step::Sum(c),
+                (AggKind::Min | AggKind::Max, Some(c)) => Step::Extreme(c),
+            };
+            calls.push(Call {
+                kind: a.kind,
+                step,
+                filter: a.filter,
+            });
             minmax.push(match backend {
                 Some(b) if extreme && !input_insert_only => {
                     Some(b.map_state(scope, &format!("minmax_{i}"), 1, 1)?)
@@ -107,16 +144,12 @@ impl AggCore {
         }
         Ok(AggCore {
             aggs,
-            distinct_call,
+            calls,
             distinct,
             minmax,
             partial: backend.is_none(),
             init,
         })
-    }
-
-    pub fn aggs(&self) -> &[AggSpec] {
-        &self.aggs
     }
 
     /// A fresh accumulator row.
@@ -134,17 +167,67 @@ impl AggCore {
         1 + SLOTS * self.aggs.len()
     }
 
+    /// Whether the accumulator is all the state the calls keep (no
+    /// distinct or MIN/MAX value maps): then folding a record changes
+    /// nothing but the accumulator, and a store may drop a half-folded one.
+    pub fn acc_is_all_state(&self) -> bool {
+        self.distinct.is_empty() && self.minmax.iter().all(Option::is_none)
+    }
+
     /// Applies one input row (`sign` +1 accumulate, -1 retract) to `acc`.
-    pub fn accumulate(
+    #[inline]
+    pub fn accumulate<A: Acc + ?Sized>(
         &mut self,
         key: &[Value],
-        acc: &mut [Value],
+        acc: &mut A,
         row: &[Value],
         sign: i64,
     ) -> OpResult<()> {
-        if let Value::Int(c) = &mut acc[0] {
-            *c += sign;
+        if let Some(c) = acc.int(0) {
+            acc.set_int(0, c + sign);
         }
+        if !self.distinct.is_empty() {
+            self.accumulate_distinct(key, acc, row, sign)?;
+        }
+        for (i, call) in self.calls.iter().enumerate() {
+            if !passes_filter(call.filter, row) {
+                continue;
+            }
+            let s = slot(i);
+            match call.step {
+                Step::CountStar => functions::count(acc, s, sign),
+                Step::Count(c) if !row[c].is_null() => functions::count(acc, s, sign),
+                Step::Sum(c) if !row[c].is_null() => {
+                    functions::sum(acc, s, &row[c], sign, !self.partial)
+                }
+                Step::Extreme(c) if !row[c].is_null() => match &mut self.minmax[i] {
+                    None => {
+                        // Nothing to rescan: no copy of a retracted extreme is known.
+                        let v = &row[c];
+                        if let Retracted::Rescan =
+                            functions::apply_extreme(call.kind, acc, s, v, sign, false)
+                        {
+                            acc.set(s, Value::Null);
+                        }
+                    }
+                    Some(map) => extreme_with_map(map, call.kind, key, acc, s, &row[c], sign)?,
+                },
+                // Distinct (done above), or a NULL argument.
+                Step::Skip | Step::Count(_) | Step::Sum(_) | Step::Extreme(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The distinct calls' part of [`AggCore::accumulate`]: each call sees
+    /// a value when its count in the distinct map leaves or reaches 0.
+    fn accumulate_distinct<A: Acc + ?Sized>(
+        &mut self,
+        key: &[Value],
+        acc: &mut A,
+        row: &[Value],
+        sign: i64,
+    ) -> OpResult<()> {
         let aggs = &self.aggs;
         for d in self.distinct.iter_mut() {
             let v = &row[d.column];
@@ -154,7 +237,7 @@ impl AggCore {
             let passes: Vec<bool> = d
                 .calls
                 .iter()
-                .map(|&i| passes_filter(&aggs[i], row))
+                .map(|&i| passes_filter(aggs[i].filter, row))
                 .collect();
             if !passes.iter().any(|p| *p) {
                 continue;
@@ -167,7 +250,6 @@ impl AggCore {
                     let old = c.as_int().unwrap_or(0);
                     let new = if passes[j] { old + sign } else { old };
                     *c = Value::Int(new);
-                    // The call sees the value when its count leaves or reaches 0.
                     flips.push(passes[j] && ((old == 0 && new > 0) || (old > 0 && new == 0)));
                 }
                 if counts.iter().all(|c| c.as_int() == Some(0)) {
@@ -178,62 +260,21 @@ impl AggCore {
             for (j, flip) in flips.into_iter().enumerate() {
                 if flip {
                     let i = d.calls[j];
-                    functions::apply(aggs[i].kind, slots_mut(acc, i), v, sign);
+                    functions::apply(aggs[i].kind, acc, slot(i), v, sign);
                 }
-            }
-        }
-        for (i, spec) in aggs.iter().enumerate() {
-            if self.distinct_call[i] || !passes_filter(spec, row) {
-                continue;
-            }
-            let v = match spec.arg {
-                Some(c) => &row[c],
-                None => &Value::Null,
-            };
-            if spec.kind != AggKind::CountStar && v.is_null() {
-                continue;
-            }
-            match spec.kind {
-                AggKind::Min | AggKind::Max => {
-                    let value_left = match &mut self.minmax[i] {
-                        Some(map) => map.modify(key, std::slice::from_ref(v), |s| {
-                            let c = s.as_ref().and_then(|r| r[0].as_int()).unwrap_or(0) + sign;
-                            *s = (c > 0).then(|| vec![Value::Int(c)]);
-                            c > 0
-                        })?,
-                        None => false,
-                    };
-                    let slots = slots_mut(acc, i);
-                    if let Retracted::Rescan =
-                        functions::apply_extreme(spec.kind, slots, v, sign, value_left)
-                    {
-                        let mut best = Value::Null;
-                        if let Some(map) = &mut self.minmax[i] {
-                            map.for_each(key, |k, _| {
-                                if functions::better(spec.kind, &k[0], &best) {
-                                    best = k[0].clone();
-                                }
-                            })?;
-                        }
-                        slots[0] = best;
-                    }
-                }
-                kind if self.partial => functions::apply_delta(kind, slots_mut(acc, i), v, sign),
-                kind => functions::apply(kind, slots_mut(acc, i), v, sign),
             }
         }
         Ok(())
     }
 
     /// Merges a partial accumulator (as a local aggregate emits it) into `acc`.
-    pub fn merge(&self, acc: &mut [Value], partial: &[Value]) {
-        acc[0] = Value::Int(acc[0].as_int().unwrap_or(0) + partial[0].as_int().unwrap_or(0));
+    #[inline]
+    pub fn merge<A: Acc + ?Sized>(&self, acc: &mut A, partial: &[Value]) {
+        let n = acc.int(0).unwrap_or(0) + partial[0].as_int().unwrap_or(0);
+        acc.set_int(0, n);
         for (i, a) in self.aggs.iter().enumerate() {
-            functions::merge(
-                a.kind,
-                slots_mut(acc, i),
-                &partial[1 + SLOTS * i..1 + SLOTS * (i + 1)],
-            );
+            let s = slot(i);
+            functions::merge(a.kind, acc, s, &partial[s..s + SLOTS]);
         }
     }
 
@@ -241,11 +282,34 @@ impl AggCore {
     /// is cleared first: a buffer reused from record to record, so results
     /// are compared without building rows.
     #[inline]
-    pub fn results_into(&self, acc: &[Value], out: &mut Vec<Value>) {
+    pub fn results_into<A: Acc + ?Sized>(&self, acc: &A, out: &mut Vec<Value>) {
         out.clear();
-        for (a, slots) in self.aggs.iter().zip(acc[1..].chunks_exact(SLOTS)) {
-            out.push(functions::result(a, slots));
+        self.push_results(acc, out);
+    }
+
+    /// A result row: the group key, then the calls' results.
+    #[inline]
+    pub fn result_row<A: Acc + ?Sized>(&self, key: &[Value], acc: &A) -> Row {
+        let mut r = Vec::with_capacity(key.len() + self.aggs.len());
+        r.extend_from_slice(key);
+        self.push_results(acc, &mut r);
+        r
+    }
+
+    #[inline]
+    fn push_results<A: Acc + ?Sized>(&self, acc: &A, out: &mut Vec<Value>) {
+        for (i, a) in self.aggs.iter().enumerate() {
+            out.push(functions::result(a, acc, slot(i)));
         }
+    }
+
+    /// Whether any call's result differs between `a` and `b`.
+    #[inline]
+    pub fn results_differ<A: Acc + ?Sized>(&self, a: &A, b: &A) -> bool {
+        self.aggs
+            .iter()
+            .enumerate()
+            .any(|(i, spec)| functions::results_differ(spec, a, b, slot(i)))
     }
 
     pub fn state_reports(&self) -> Vec<StateReport> {
@@ -255,18 +319,44 @@ impl AggCore {
     }
 }
 
-fn passes_filter(spec: &AggSpec, row: &[Value]) -> bool {
-    match spec.filter {
+/// A MIN/MAX over an input that can retract: its value map counts each
+/// value; when the extreme's last copy is retracted, the map is scanned
+/// for the new one.
+fn extreme_with_map<A: Acc + ?Sized>(
+    map: &mut MapState,
+    kind: AggKind,
+    key: &[Value],
+    acc: &mut A,
+    s: usize,
+    v: &Value,
+    sign: i64,
+) -> OpResult<()> {
+    let value_left = map.modify(key, std::slice::from_ref(v), |entry| {
+        let c = entry.as_ref().and_then(|r| r[0].as_int()).unwrap_or(0) + sign;
+        *entry = (c > 0).then(|| vec![Value::Int(c)]);
+        c > 0
+    })?;
+    if let Retracted::Rescan = functions::apply_extreme(kind, acc, s, v, sign, value_left) {
+        let mut best = Value::Null;
+        map.for_each(key, |k, _| {
+            if functions::better(kind, &k[0], &best) {
+                best = k[0].clone();
+            }
+        })?;
+        acc.set(s, best);
+    }
+    Ok(())
+}
+
+fn passes_filter(filter: Option<usize>, row: &[Value]) -> bool {
+    match filter {
         Some(f) => matches!(row[f], Value::Bool(true)),
         None => true,
     }
 }
 
-fn slots_mut(acc: &mut [Value], i: usize) -> &mut [Value] {
-    &mut acc[1 + SLOTS * i..1 + SLOTS * (i + 1)]
-}
-
-/// The row count of an accumulator.
-pub fn row_count(acc: &[Value]) -> i64 {
-    acc[0].as_int().unwrap_or(0)
+/// Index of call `i`'s first slot in the accumulator row.
+#[inline]
+fn slot(i: usize) -> usize {
+    1 + SLOTS * i
 }

@@ -14,7 +14,11 @@
 //! the current extreme is retracted for the last time, the map is scanned
 //! for the new one. Over an insert-only input they keep only the extreme.
 //! NULL arguments are ignored by every function but `COUNT(*)`.
+//!
+//! Each function works on the slots of one call, from index `s` of the
+//! accumulator row, whatever holds the row ([`super::acc::Acc`]).
 
+use super::acc::Acc;
 use crate::value::{DataType, Value};
 use std::cmp::Ordering;
 
@@ -61,26 +65,30 @@ pub fn init(kind: AggKind) -> [Value; SLOTS] {
     }
 }
 
-/// `a + sign * b` in place (integers wrap, as Flink's `BIGINT` does).
+/// Slot `s` += `sign` * `v` (integers wrap, as Flink's `BIGINT` does; an
+/// integer meeting a double becomes a double; a NULL slot starts from
+/// `v`). Anything but numbers leaves the slot as it is.
 #[inline]
-fn add(a: &mut Value, b: &Value, sign: i64) {
-    if let (Value::Int(x), Value::Int(y)) = (&mut *a, b) {
-        *x = x.wrapping_add(y.wrapping_mul(sign));
+fn add<A: Acc + ?Sized>(acc: &mut A, s: usize, v: &Value, sign: i64) {
+    if let (Some(x), Value::Int(y)) = (acc.int(s), v) {
+        acc.set_int(s, x.wrapping_add(y.wrapping_mul(sign)));
         return;
     }
-    *a = add_mixed(a, b, sign);
-}
-
-fn add_mixed(a: &Value, b: &Value, sign: i64) -> Value {
-    match (a, b) {
+    let sum = match (&*acc.get(s), v) {
         (Value::Null, Value::Int(y)) => Value::Int(y.wrapping_mul(sign)),
         (Value::Null, Value::Double(y)) => Value::Double(*y * sign as f64),
-        (Value::Int(x), Value::Int(y)) => Value::Int(x.wrapping_add(y.wrapping_mul(sign))),
         (Value::Double(x), Value::Double(y)) => Value::Double(x + y * sign as f64),
         (Value::Int(x), Value::Double(y)) => Value::Double(*x as f64 + y * sign as f64),
-        (Value::Double(x), Value::Int(y)) => Value::Double(x + (*y * sign) as f64),
-        (a, _) => a.clone(),
-    }
+        (Value::Double(x), Value::Int(y)) => Value::Double(x + y.wrapping_mul(sign) as f64),
+        _ => return,
+    };
+    acc.set(s, sum);
+}
+
+/// Slot `s` as an integer, 0 if it is not one.
+#[inline]
+fn int_or_zero<A: Acc + ?Sized>(acc: &A, s: usize) -> i64 {
+    acc.int(s).unwrap_or(0)
 }
 
 /// `true` when `candidate` beats `current` for MIN (`Less`) or MAX (`Greater`).
@@ -104,108 +112,126 @@ pub enum Retracted {
 }
 
 /// Applies one non-NULL value (`sign` +1 accumulate, -1 retract) to the
-/// slots of a call other than MIN/MAX. A `SUM`/`AVG` whose count returns to
-/// 0 resets its sum to NULL, so floating-point residue does not survive an
-/// empty group.
+/// slots from `s` on of a call other than MIN/MAX.
 #[inline]
-pub fn apply(kind: AggKind, slots: &mut [Value], v: &Value, sign: i64) {
-    apply_delta(kind, slots, v, sign);
-    if matches!(kind, AggKind::Sum | AggKind::Avg) && matches!(slots[1], Value::Int(0)) {
-        slots[0] = Value::Null;
-    }
-}
-
-/// Like [`apply`], for a partial accumulator (a delta a local aggregate
-/// ships): its count may net to 0 while its sum does not.
-#[inline]
-pub fn apply_delta(kind: AggKind, slots: &mut [Value], v: &Value, sign: i64) {
+pub fn apply<A: Acc + ?Sized>(kind: AggKind, acc: &mut A, s: usize, v: &Value, sign: i64) {
     match kind {
-        AggKind::CountStar | AggKind::Count => {
-            if let Value::Int(c) = &mut slots[0] {
-                *c += sign;
-            }
-        }
-        AggKind::Sum | AggKind::Avg => {
-            add(&mut slots[0], v, sign);
-            if let Value::Int(c) = &mut slots[1] {
-                *c += sign;
-            }
-        }
+        AggKind::CountStar | AggKind::Count => count(acc, s, sign),
+        AggKind::Sum | AggKind::Avg => sum(acc, s, v, sign, true),
         AggKind::Min | AggKind::Max => unreachable!("MIN/MAX go through apply_extreme"),
     }
 }
 
-/// Applies a value to MIN/MAX slots. On retraction of the current extreme
-/// with values left, returns [`Retracted::Rescan`] when `value_left` says
-/// no copy of it remains.
-pub fn apply_extreme(
+/// `COUNT`, and the count slot of the others: integer slot `s` += `n` (+1
+/// accumulate, -1 retract); a slot that is not an integer stays.
+#[inline]
+pub fn count<A: Acc + ?Sized>(acc: &mut A, s: usize, n: i64) {
+    if let Some(c) = acc.int(s) {
+        acc.set_int(s, c + n);
+    }
+}
+
+/// `SUM`/`AVG` of a non-NULL value. With `reset_empty`, a sum whose count
+/// returns to 0 is reset to NULL, so floating-point residue does not
+/// survive an empty group; a partial accumulator (a delta a local
+/// aggregate ships) keeps it: its count may net to 0 while its sum does not.
+#[inline]
+pub fn sum<A: Acc + ?Sized>(acc: &mut A, s: usize, v: &Value, sign: i64, reset_empty: bool) {
+    add(acc, s, v, sign);
+    count(acc, s + 1, sign);
+    if reset_empty && acc.int(s + 1) == Some(0) {
+        acc.set(s, Value::Null);
+    }
+}
+
+/// Applies one non-NULL value to the slots from `s` on of a MIN/MAX. On
+/// retracting the current extreme with values left, returns
+/// [`Retracted::Rescan`] when `value_left` says no copy of it remains.
+#[inline]
+pub fn apply_extreme<A: Acc + ?Sized>(
     kind: AggKind,
-    slots: &mut [Value],
+    acc: &mut A,
+    s: usize,
     v: &Value,
     sign: i64,
     value_left: bool,
 ) -> Retracted {
-    let count = slots[1].as_int().unwrap_or(0) + sign;
-    slots[1] = Value::Int(count);
+    let count = int_or_zero(acc, s + 1) + sign;
+    acc.set_int(s + 1, count);
     if sign > 0 {
-        if better(kind, v, &slots[0]) {
-            slots[0] = v.clone();
+        if better(kind, v, &acc.get(s)) {
+            acc.set(s, v.clone());
         }
         return Retracted::Done;
     }
     if count == 0 {
-        slots[0] = Value::Null;
+        acc.set(s, Value::Null);
         Retracted::Done
-    } else if &slots[0] == v && !value_left {
+    } else if *acc.get(s) == *v && !value_left {
         Retracted::Rescan
     } else {
         Retracted::Done
     }
 }
 
-/// Merges partial slots (from a local aggregate) into `slots`.
-pub fn merge(kind: AggKind, slots: &mut [Value], partial: &[Value]) {
+/// Merges a call's partial slots (from a local aggregate) into the slots
+/// from `s` on.
+#[inline]
+pub fn merge<A: Acc + ?Sized>(kind: AggKind, acc: &mut A, s: usize, partial: &[Value]) {
+    let partial_count = partial[1].as_int().unwrap_or(0);
     match kind {
         AggKind::CountStar | AggKind::Count => {
-            slots[0] =
-                Value::Int(slots[0].as_int().unwrap_or(0) + partial[0].as_int().unwrap_or(0));
+            let n = int_or_zero(acc, s) + partial[0].as_int().unwrap_or(0);
+            acc.set_int(s, n);
         }
         AggKind::Sum | AggKind::Avg => {
             if !partial[0].is_null() {
-                add(&mut slots[0], &partial[0], 1);
+                add(acc, s, &partial[0], 1);
             }
-            let count = slots[1].as_int().unwrap_or(0) + partial[1].as_int().unwrap_or(0);
-            slots[1] = Value::Int(count);
+            let count = int_or_zero(acc, s + 1) + partial_count;
+            acc.set_int(s + 1, count);
             if count == 0 {
-                slots[0] = Value::Null;
+                acc.set(s, Value::Null);
             }
         }
         AggKind::Min | AggKind::Max => {
             // Only over insert-only input (see `core::not_mergeable`).
-            if !partial[0].is_null() && better(kind, &partial[0], &slots[0]) {
-                slots[0] = partial[0].clone();
+            if !partial[0].is_null() && better(kind, &partial[0], &acc.get(s)) {
+                acc.set(s, partial[0].clone());
             }
-            slots[1] =
-                Value::Int(slots[1].as_int().unwrap_or(0) + partial[1].as_int().unwrap_or(0));
+            let count = int_or_zero(acc, s + 1) + partial_count;
+            acc.set_int(s + 1, count);
         }
     }
 }
 
-/// The call's result from its slots.
+/// The call's result from its slots (from `s` on).
 #[inline]
-pub fn result(spec: &AggSpec, slots: &[Value]) -> Value {
+pub fn result<A: Acc + ?Sized>(spec: &AggSpec, acc: &A, s: usize) -> Value {
     match spec.kind {
-        AggKind::CountStar | AggKind::Count => slots[0].clone(),
-        AggKind::Sum | AggKind::Min | AggKind::Max if matches!(slots[1], Value::Int(0)) => {
-            Value::Null
-        }
-        AggKind::Sum | AggKind::Min | AggKind::Max => slots[0].clone(),
-        AggKind::Avg => match (&slots[0], &slots[1]) {
-            (_, Value::Int(0)) | (Value::Null, _) => Value::Null,
-            (Value::Int(s), Value::Int(c)) if spec.result_type.is_integer() => Value::Int(s / c),
-            (s, Value::Int(c)) => Value::Double(s.as_f64().unwrap_or(0.0) / *c as f64),
-            _ => Value::Null,
-        },
+        AggKind::CountStar | AggKind::Count => acc.value(s),
+        AggKind::Sum | AggKind::Min | AggKind::Max if acc.int(s + 1) == Some(0) => Value::Null,
+        AggKind::Sum | AggKind::Min | AggKind::Max => acc.value(s),
+        AggKind::Avg => avg(spec, acc, s),
+    }
+}
+
+/// Whether the call's results on `a` and `b` differ. A count's result is
+/// its slot, compared as stored.
+#[inline]
+pub fn results_differ<A: Acc + ?Sized>(spec: &AggSpec, a: &A, b: &A, s: usize) -> bool {
+    match spec.kind {
+        AggKind::CountStar | AggKind::Count => !a.same(b, s),
+        _ => result(spec, a, s) != result(spec, b, s),
+    }
+}
+
+fn avg<A: Acc + ?Sized>(spec: &AggSpec, acc: &A, s: usize) -> Value {
+    match (&*acc.get(s), &*acc.get(s + 1)) {
+        (_, Value::Int(0)) | (Value::Null, _) => Value::Null,
+        (Value::Int(sum), Value::Int(c)) if spec.result_type.is_integer() => Value::Int(sum / c),
+        (sum, Value::Int(c)) => Value::Double(sum.as_f64().unwrap_or(0.0) / *c as f64),
+        _ => Value::Null,
     }
 }
 
@@ -216,11 +242,11 @@ mod tests {
     #[test]
     fn sum_returns_to_null_when_all_retracted() {
         let mut s = init(AggKind::Sum);
-        apply(AggKind::Sum, &mut s, &Value::Int(5), 1);
-        apply(AggKind::Sum, &mut s, &Value::Int(3), 1);
-        apply(AggKind::Sum, &mut s, &Value::Int(5), -1);
+        apply(AggKind::Sum, &mut s[..], 0, &Value::Int(5), 1);
+        apply(AggKind::Sum, &mut s[..], 0, &Value::Int(3), 1);
+        apply(AggKind::Sum, &mut s[..], 0, &Value::Int(5), -1);
         assert_eq!(s[0], Value::Int(3));
-        apply(AggKind::Sum, &mut s, &Value::Int(3), -1);
+        apply(AggKind::Sum, &mut s[..], 0, &Value::Int(3), -1);
         assert_eq!(s[0], Value::Null);
     }
 
@@ -234,8 +260,8 @@ mod tests {
             result_type: DataType::Int,
         };
         let mut s = init(AggKind::Avg);
-        apply(AggKind::Avg, &mut s, &Value::Int(1), 1);
-        apply(AggKind::Avg, &mut s, &Value::Int(2), 1);
-        assert_eq!(result(&spec, &s), Value::Int(1));
+        apply(AggKind::Avg, &mut s[..], 0, &Value::Int(1), 1);
+        apply(AggKind::Avg, &mut s[..], 0, &Value::Int(2), 1);
+        assert_eq!(result(&spec, &s[..], 0), Value::Int(1));
     }
 }

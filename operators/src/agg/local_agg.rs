@@ -15,13 +15,13 @@
 //!
 //! Mechanics: each group is one row `[key..., partial...]`, allocated once
 //! at its full width and shipped as it is; an index of row positions by
-//! key hash finds it. Input batches are only read, so they are given back
-//! ([`crate::exec::give_back`]).
+//! key hash finds it. Input batches are only read
+//! ([`InputOwnership::Reads`]): the executor frees them where they were read.
 
 use super::core::AggCore;
 use super::functions::AggSpec;
 use crate::changelog::Change;
-use crate::operator::{OpResult, Operator};
+use crate::operator::{InputOwnership, OpResult, Operator};
 use crate::state::heap::{fixed_state, FixedState};
 use crate::value::{Row, Value};
 use hashbrown::HashTable;
@@ -66,14 +66,22 @@ impl LocalAggregateOperator {
 }
 
 impl Operator for LocalAggregateOperator {
-    fn process(
+    fn process(&mut self, input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()> {
+        self.process_read(input, &batch, out)
+    }
+
+    fn input_ownership(&self) -> InputOwnership {
+        InputOwnership::Reads
+    }
+
+    fn process_read(
         &mut self,
         _input: usize,
-        batch: Vec<Change>,
+        batch: &[Change],
         out: &mut Vec<Change>,
     ) -> OpResult<()> {
         let klen = self.group_key.len();
-        for c in &batch {
+        for c in batch {
             self.key_buf.clear();
             self.key_buf
                 .extend(self.group_key.iter().map(|&i| c.row[i].clone()));
@@ -108,7 +116,6 @@ impl Operator for LocalAggregateOperator {
                 self.flush(out);
             }
         }
-        crate::exec::give_back(batch);
         Ok(())
     }
 

@@ -1,10 +1,12 @@
 //! Group aggregation: one record at a time, mini-batch, and local-global.
 
+pub mod acc;
+mod acc_store;
 pub mod core;
+mod fold;
 pub mod functions;
 pub mod group_agg;
 pub mod local_agg;
-pub mod packed_acc;
 
 pub use functions::{AggKind, AggSpec};
 pub use group_agg::GroupAggregateOperator;

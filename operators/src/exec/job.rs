@@ -1,20 +1,25 @@
 //! Building and running a job (see the module doc of [`super`]).
 
 use super::exchange::Exchange;
-use super::give_back::{self, Returned};
+use super::give_back::Returned;
 use super::metrics::{JobReport, LatencyStats, SinkReport, StageReport, SubtaskLoad};
 use crate::changelog::Change;
-use crate::operator::{OpError, OpResult, Operator};
-use crate::sink::{RowWriter, SinkCollector};
+use crate::operator::{Emission, InputOwnership, OpError, OpResult, Operator};
+use crate::sink::{ChangeWriter, RowWriter, SinkCollector};
 use crate::state::{StateBackend, StateReport};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
-/// Where a source or stage sends its output.
+/// A bounded stream of changes read in batches: what every source of a
+/// job is (the connectors of `datasets`, a store-writing wrapper, tests).
 pub trait ChangeSource: Send {
     /// Appends up to `max` changes to `out`; returns how many rows it read
-    /// (0 at end; more than it appended if it filters).
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, String>;
+    /// (0 at end, and on every later call; more than it appended if it
+    /// filters). A row that does not parse is an [`OpError::Source`] that
+    /// says where.
+    ///
+    /// [`OpError::Source`]: crate::operator::OpError::Source
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize>;
 
     /// Whether the source's batches depend on nothing the job does (no
     /// store it shares with an operator, no state clock), so the executor
@@ -47,7 +52,7 @@ const READ_AHEAD_GROUPS: usize = 4;
 
 /// One source batch: rows read, the changes and the source's watermark
 /// after them.
-type SourceBatch = Result<(usize, Vec<Change>, Option<i64>), String>;
+type SourceBatch = OpResult<(usize, Vec<Change>, Option<i64>)>;
 
 /// How the job takes a source's batches.
 enum Feed<'a> {
@@ -108,8 +113,13 @@ fn read_ahead(
 }
 
 pub type StageId = usize;
+
+/// What a subtask made of a batch: its output, the output's stamp, and the
+/// batch itself when it was only lent ([`InputOwnership::Reads`]).
+type Processed = (Vec<Change>, Option<Instant>, Option<Vec<Change>>);
 pub type SinkId = usize;
 
+/// Where a source or stage sends its output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
     /// A stage and which of its inputs.
@@ -132,6 +142,8 @@ struct Stage {
     /// The watermark of each input, and the stage's own (their least).
     input_watermarks: Vec<i64>,
     watermark: i64,
+    /// How its operators were built to emit ([`JobBuilder::set_emission`]).
+    emission: Emission,
 }
 
 struct SourceSlot {
@@ -183,8 +195,16 @@ impl JobBuilder {
             shuffled: 0,
             input_watermarks: Vec::new(),
             watermark: i64::MIN,
+            emission: Emission::Rows,
         });
         self.stages.len() - 1
+    }
+
+    /// Records that the stage's operators were built with `emission`;
+    /// [`JobBuilder::build`] (and [`Job::set_sink_writer`]) refuse a
+    /// kinds-only stage that feeds anything but sinks that count kinds.
+    pub fn set_emission(&mut self, stage: StageId, emission: Emission) {
+        self.stages[stage].emission = emission;
     }
 
     /// Adds a sink; `name` labels its report.
@@ -246,6 +266,16 @@ impl JobBuilder {
             if s.subtasks.is_empty() {
                 return Err(format!("stage {i} ({}) has no subtasks", s.name));
             }
+            let counts_only = |t: &Target| match t {
+                Target::Sink(k) => self.sinks[*k].collector.counts_only(),
+                Target::Stage(..) => false,
+            };
+            if s.emission == Emission::KindsOnly && !s.outputs.iter().all(|(t, _)| counts_only(t)) {
+                return Err(format!(
+                    "stage {i} ({}) emits kinds only but feeds a consumer that reads rows",
+                    s.name
+                ));
+            }
         }
         if let Some(k) = fed.iter().position(|f| !f) {
             return Err(format!("sink {k} ({}) is not fed", self.sinks[k].name));
@@ -272,7 +302,7 @@ impl JobBuilder {
             stages,
             sinks: self.sinks,
             options,
-            give_back: None,
+            return_to_reader: None,
             source_wait: Duration::ZERO,
             sink_time: Duration::ZERO,
         })
@@ -303,8 +333,9 @@ pub struct Job {
     sinks: Vec<SinkSlot>,
     options: JobOptions,
     /// The way back to the one read-ahead source, during a run that has
-    /// exactly one ([`give_back`]).
-    give_back: Option<std::sync::mpsc::Sender<Vec<Change>>>,
+    /// exactly one: where the batches lent to operators that only read them
+    /// go once processed ([`InputOwnership::Reads`]).
+    return_to_reader: Option<std::sync::mpsc::Sender<Vec<Change>>>,
     /// Time the job's thread waited for sources, and spent in the sinks.
     source_wait: Duration,
     sink_time: Duration,
@@ -316,17 +347,50 @@ impl Job {
     }
 
     /// Writes the sink's rows to `writer` as they arrive; [`Job::finish_sink`]
-    /// completes it after the run.
-    pub fn set_sink_writer(&mut self, sink: SinkId, writer: Box<dyn RowWriter>) {
+    /// completes it after the run. Refused for a sink fed by a stage built
+    /// to emit kinds only: the rows it would write are empty.
+    pub fn set_sink_writer(&mut self, sink: SinkId, writer: Box<dyn RowWriter>) -> OpResult<()> {
+        self.check_rows_reach(sink)?;
         self.sinks[sink].collector.set_writer(writer);
+        Ok(())
+    }
+
+    /// Refuses a sink fed by a stage built to emit kinds only.
+    fn check_rows_reach(&self, sink: SinkId) -> OpResult<()> {
+        let kinds_only = self.stages.iter().find(|s| {
+            s.emission == Emission::KindsOnly
+                && s.outputs.iter().any(|(t, _)| *t == Target::Sink(sink))
+        });
+        if let Some(s) = kinds_only {
+            return Err(OpError::Spec(format!(
+                "sink {} is fed by {}, built to emit kinds only; it cannot write rows",
+                self.sinks[sink].name, s.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// Writes every change the sink receives to `writer` as it arrives;
+    /// [`Job::take_changelog_writer`] hands it back, not completed.
+    /// Refused, as [`Job::set_sink_writer`] is, for a kinds-only feed.
+    pub fn set_changelog_writer(
+        &mut self,
+        sink: SinkId,
+        writer: Box<dyn ChangeWriter>,
+    ) -> OpResult<()> {
+        self.check_rows_reach(sink)?;
+        self.sinks[sink].collector.set_changelog_writer(writer);
+        Ok(())
+    }
+
+    /// The sink's changelog writer, for its owner to complete.
+    pub fn take_changelog_writer(&mut self, sink: SinkId) -> Option<Box<dyn ChangeWriter>> {
+        self.sinks[sink].collector.take_changelog_writer()
     }
 
     /// Completes the sink's writer (after a successful run).
     pub fn finish_sink(&mut self, sink: SinkId) -> OpResult<()> {
-        self.sinks[sink]
-            .collector
-            .finish_writer()
-            .map_err(OpError::Other)
+        Ok(self.sinks[sink].collector.finish_writer()?)
     }
 
     /// Runs the job to the end of its input. `progress` is called after
@@ -336,20 +400,6 @@ impl Job {
             // The first parallel job of a process would time the start of
             // rayon's worker threads; start them before the clock does.
             rayon::broadcast(|_| ());
-        }
-        // A stage whose every consumer is a sink that only counts kinds
-        // may emit rows without their values.
-        for stage in &mut self.stages {
-            let kinds_only = stage.outputs.iter().all(|(t, _)| match t {
-                Target::Sink(k) => self.sinks[*k].collector.counts_only(),
-                Target::Stage(..) => false,
-            });
-            if kinds_only {
-                stage
-                    .subtasks
-                    .iter_mut()
-                    .for_each(|op| op.emit_kinds_only());
-            }
         }
         let start = Instant::now();
         let mut sources = std::mem::take(&mut self.sources);
@@ -366,7 +416,7 @@ impl Job {
                     let (tx, rx) = std::sync::mpsc::sync_channel(READ_AHEAD_GROUPS);
                     let (back, returned) = std::sync::mpsc::channel();
                     if readers == 1 {
-                        self.give_back = Some(back);
+                        self.return_to_reader = Some(back);
                     }
                     let returned = Returned::new(returned);
                     let source = &mut slot.source;
@@ -375,7 +425,7 @@ impl Job {
                 })
                 .collect();
             let result = self.run_feeds(start, &mut feeds, &outputs, progress);
-            self.give_back = None;
+            self.return_to_reader = None;
             result
             // Dropping the feeds hangs up on readers still running.
         });
@@ -406,7 +456,7 @@ impl Job {
                     continue;
                 }
                 let t = Instant::now();
-                let (n, batch, watermark) = feed.next(batch_size).map_err(OpError::Source)?;
+                let (n, batch, watermark) = feed.next(batch_size)?;
                 self.source_wait += t.elapsed();
                 if n == 0 {
                     done[s] = true;
@@ -613,7 +663,7 @@ impl Job {
                 };
                 if !batch.is_empty() {
                     let t = Instant::now();
-                    sink.collector.consume(batch).map_err(OpError::Other)?;
+                    sink.collector.consume(batch)?;
                     self.sink_time += t.elapsed();
                 }
                 Ok(())
@@ -625,6 +675,9 @@ impl Job {
                     stage.shuffled += partitions.iter().map(|b| b.len() as u64).sum::<u64>();
                 }
                 let (batches, in_stamps) = exchange.route_stamped(partitions, &stamps, p);
+                // A read-ahead source's batch, whole (one subtask), goes
+                // back to its reader to be freed and refilled there.
+                let return_lent = from_reader && p == 1 && self.return_to_reader.is_some();
                 let run = |((op, held), ((batch, stamp), load)): SubtaskInput| {
                     let t = Instant::now();
                     let n = batch.len();
@@ -633,7 +686,16 @@ impl Job {
                     // Room for an update's two rows per record, so an
                     // aggregate's output is not copied while it grows.
                     let mut out = Vec::with_capacity(2 * n);
-                    let r = op.process(input, batch, &mut out);
+                    // The ownership contract (`operator.rs`): a reader is
+                    // lent the batch; it comes back to go to its reader,
+                    // or is dropped here, on the subtask's thread.
+                    let (r, lent) = match op.input_ownership() {
+                        InputOwnership::Takes => (op.process(input, batch, &mut out), None),
+                        InputOwnership::Reads => {
+                            let r = op.process_read(input, &batch, &mut out);
+                            (r, return_lent.then_some(batch))
+                        }
+                    };
                     load.records_out += out.len() as u64;
                     load.busy += t.elapsed();
                     let after = op.buffered();
@@ -658,15 +720,9 @@ impl Job {
                         (_, true) => stamp,
                         (_, false) => oldest,
                     };
-                    r.map(|_| (out, out_stamp))
+                    r.map(|_| (out, out_stamp, lent))
                 };
-                // One subtask runs on this thread: a reader's batch it is
-                // done with can go back to the reader.
-                let route = from_reader && p == 1;
-                if let (true, Some(back)) = (route, &self.give_back) {
-                    give_back::route_to(back.clone());
-                }
-                let outputs: Vec<OpResult<(Vec<Change>, Option<Instant>)>> = if p == 1 {
+                let outputs: Vec<OpResult<Processed>> = if p == 1 {
                     stage
                         .subtasks
                         .iter_mut()
@@ -693,14 +749,18 @@ impl Job {
                         .map(run)
                         .collect()
                 };
-                if route {
-                    give_back::route_none();
+                let mut parts = Vec::with_capacity(p);
+                let mut stamps = Vec::with_capacity(p);
+                for o in outputs {
+                    let (out, stamp, lent) = o?;
+                    if let (Some(batch), Some(back)) = (lent, &self.return_to_reader) {
+                        // A reader that already stopped: dropped here.
+                        let _ = back.send(batch);
+                    }
+                    parts.push(out);
+                    stamps.push(stamp);
                 }
-                let (outputs, stamps): (Vec<Vec<Change>>, Vec<Option<Instant>>) = outputs
-                    .into_iter()
-                    .collect::<OpResult<Vec<_>>>()?
-                    .into_iter()
-                    .unzip();
+                let outputs = parts;
                 if outputs.iter().all(Vec::is_empty) {
                     return Ok(());
                 }

@@ -21,10 +21,9 @@
 //! next is read. A source whose rows depend on nothing the job does (files,
 //! generators: [`ChangeSource::can_read_ahead`]) is read on a thread of its
 //! own, a few batches ahead, as Flink runs a source as its own task; the
-//! job takes its batches in the same order, so the run is the same
-//! (operators that only read their input hand it back to free there:
-//! [`give_back`]). `rayon` runs a stage's subtasks in parallel, and their outputs are concatenated in
-//! subtask order. Every exchange preserves the relative order of records
+//! job takes its batches in the same order, so the run is the same.
+//! `rayon` runs a stage's subtasks in parallel, and their outputs are
+//! concatenated in subtask order. Every exchange preserves the relative order of records
 //! with the same key, so each key's changelog is processed in order, and a
 //! run is deterministic for a given input and configuration.
 //!
@@ -35,18 +34,32 @@
 //! that closes late on one subtask is not hidden by another that closed
 //! early.
 //!
+//! Input batches are handed over by the ownership contract of
+//! [`crate::operator`]: an operator that takes its input
+//! ([`Takes`](crate::operator::InputOwnership::Takes)) is given each batch; one that only reads it
+//! ([`Reads`](crate::operator::InputOwnership::Reads)) is lent each batch, which the executor then
+//! disposes of: a read-ahead source's batch that one subtask read whole
+//! goes back to the reader's thread, to be freed and refilled where it was
+//! allocated (`give_back.rs`); any other is dropped on the subtask's thread.
+//!
+//! How operators emit is fixed when they are built ([`Emission`](crate::operator::Emission)); a stage
+//! whose operators were built to emit kinds only
+//! ([`JobBuilder::set_emission`]) must feed only sinks that count kinds
+//! (no materialising, changelog, printing or writer): [`JobBuilder::build`]
+//! and [`Job::set_sink_writer`] refuse anything else, so an empty row never
+//! reaches a consumer that reads it.
+//!
 //! A run reports per job ([`JobReport`]: input rows, each counted once,
 //! wall time, every stage, time waiting for sources and in sinks) and per
 //! sink ([`SinkReport`]: the rows it received by kind, their latency, its
 //! materialised result).
 
 pub mod exchange;
-pub mod give_back;
+mod give_back;
 pub mod job;
 pub mod metrics;
 
 pub use exchange::Exchange;
-pub use give_back::give_back;
 
 pub use job::{ChangeSource, Job, JobBuilder, SinkId, StageId, Target};
 pub use metrics::{JobReport, LatencyStats, SinkReport, StageReport, SubtaskLoad};

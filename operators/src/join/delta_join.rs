@@ -26,7 +26,7 @@
 //!    insert-only source) — so the rows a primary key matches do not depend
 //!    on its version (the planner's to ensure);
 //! 3. every change is in the store before the join processes it (the source
-//!    writes the store as it reads: [`StoreWritingSource`](crate::lookup::StoreWritingSource));
+//!    writes the store as it reads: [`StoreWritingSource`](super::StoreWritingSource));
 //! 4. the sink is an upsert sink on the join's unique key, (left primary
 //!    key, right primary key). (A table without a primary key is
 //!    insert-only and its rows have no identity; the join is then only
@@ -91,10 +91,10 @@
 //! Output order: per input record, its matches in the store's key order
 //! (index key, then primary key or insertion order).
 
-use super::regular_join::{JoinSpec, JoinType};
+use super::join_spec::{JoinSpec, JoinType};
 use crate::changelog::{Change, RowKind};
 use crate::expr::Expr;
-use crate::lookup::{Generation, IndexLookupStore, LookupStoreError, LruCache, TableId};
+use crate::lookup::{Generation, IndexLookupStore, LruCache, TableId};
 use crate::operator::{OpError, OpResult, Operator};
 use crate::state::StateReport;
 use crate::value::{DisplayRow, Row, Value};
@@ -123,7 +123,7 @@ impl DeltaJoinSpec {
         right_table: TableId,
     ) -> OpResult<DeltaJoinSpec> {
         if spec.join_type != JoinType::Inner {
-            return Err(OpError::Other(format!(
+            return Err(OpError::Spec(format!(
                 "delta join supports INNER joins only, not {:?}",
                 spec.join_type
             )));
@@ -254,10 +254,6 @@ pub struct DeltaJoinOperator {
     retractions_skipped: u64,
 }
 
-fn store_err(e: LookupStoreError) -> OpError {
-    OpError::Other(e.to_string())
-}
-
 impl DeltaJoinOperator {
     /// A delta join reading `store`. Fails when the join is not an equi-join,
     /// a key column does not exist, a table's index key is not covered by
@@ -267,9 +263,9 @@ impl DeltaJoinOperator {
         spec: DeltaJoinSpec,
         options: DeltaJoinOptions,
     ) -> OpResult<DeltaJoinOperator> {
-        let left = store.schema(spec.left_table).map_err(store_err)?;
-        let right = store.schema(spec.right_table).map_err(store_err)?;
-        let err = |m: String| Err(OpError::Other(format!("delta join: {m}")));
+        let left = store.schema(spec.left_table)?;
+        let right = store.schema(spec.right_table)?;
+        let err = |m: String| Err(OpError::Spec(format!("delta join: {m}")));
         if spec.left_keys.is_empty() || spec.left_keys.len() != spec.right_keys.len() {
             return err(format!(
                 "needs an equi-condition with as many left as right keys, got {:?} = {:?}",
@@ -317,7 +313,7 @@ impl DeltaJoinOperator {
                         .position(|k| k == c)
                         .map(|j| this_keys[j])
                         .ok_or_else(|| {
-                            OpError::Other(format!(
+                            OpError::Spec(format!(
                                 "delta join: the index key {:?} of table '{}' is not covered by \
                                  the join's equi-condition on its columns {:?}",
                                 other.index_key, other.name, other_keys
@@ -379,13 +375,13 @@ impl DeltaJoinOperator {
         let key = &self.key_buf;
         let Some(cache) = &mut self.caches[t] else {
             self.lookups += 1;
-            let rows = self.store.lookup(table, key).map_err(store_err)?;
+            let rows = self.store.lookup(table, key)?;
             self.rows_returned += rows.len() as u64;
             return Ok(Arc::new(rows));
         };
         let counters = &mut self.cache_counters[t];
         if let Some(entry) = cache.get(key.as_slice()) {
-            let current = self.store.generation(table, key).map_err(store_err)?;
+            let current = self.store.generation(table, key)?;
             if entry.generation == current {
                 counters.hits += 1;
                 return Ok(entry.rows.clone());
@@ -394,7 +390,7 @@ impl DeltaJoinOperator {
         }
         counters.misses += 1;
         self.lookups += 1;
-        let (generation, rows) = self.store.lookup_versioned(table, key).map_err(store_err)?;
+        let (generation, rows) = self.store.lookup_versioned(table, key)?;
         self.rows_returned += rows.len() as u64;
         let rows = Arc::new(rows);
         cache.put(
@@ -412,7 +408,7 @@ impl DeltaJoinOperator {
         let row = &change.row;
         match change.kind {
             RowKind::Delete => {
-                return Err(OpError::Other(format!(
+                return Err(OpError::Record(format!(
                     "delta join input '{}' got -D[{}]: the sources of a delta join must not \
                      delete",
                     probe.name,
@@ -420,7 +416,7 @@ impl DeltaJoinOperator {
                 )))
             }
             RowKind::UpdateBefore | RowKind::UpdateAfter if !probe.updates_allowed => {
-                return Err(OpError::Other(format!(
+                return Err(OpError::Record(format!(
                     "delta join input '{}' got {}[{}]: an input with updates needs its join \
                      key {:?} inside its primary key",
                     probe.name,
@@ -479,7 +475,7 @@ impl DeltaJoinOperator {
 impl Operator for DeltaJoinOperator {
     fn process(&mut self, input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()> {
         if input > 1 {
-            return Err(OpError::Other(format!(
+            return Err(OpError::Spec(format!(
                 "delta join has inputs 0 and 1, got a batch for input {input}"
             )));
         }

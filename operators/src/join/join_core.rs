@@ -17,8 +17,8 @@
 //!
 //! Rows whose join key contains NULL match nothing (SQL equality).
 
+use super::join_spec::{JoinSpec, JoinType};
 use super::join_state::{JoinSideState, Stored};
-use super::regular_join::{JoinSpec, JoinType};
 use crate::changelog::{Change, RowKind};
 use crate::operator::OpResult;
 use crate::state::{StateBackend, StateReport};

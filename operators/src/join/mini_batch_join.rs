@@ -67,7 +67,7 @@
 
 use super::join_bundle::JoinBundle;
 use super::join_core::JoinCore;
-use super::regular_join::JoinSpec;
+use super::join_spec::JoinSpec;
 use crate::changelog::Change;
 use crate::operator::{OpResult, Operator};
 use crate::state::{StateBackend, StateReport};

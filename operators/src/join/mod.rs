@@ -3,14 +3,18 @@
 pub mod delta_join;
 pub mod join_bundle;
 mod join_core;
+pub mod join_spec;
 pub mod join_state;
 pub mod mini_batch_join;
 pub mod multi_join;
 pub mod regular_join;
+pub mod store_writing_source;
 
 pub use delta_join::{DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec};
 pub use join_bundle::JoinBundle;
+pub use join_spec::{JoinSpec, JoinType};
 pub use join_state::JoinStateLayout;
 pub use mini_batch_join::MiniBatchJoinOperator;
 pub use multi_join::{MultiJoinOperator, MultiJoinSpec};
-pub use regular_join::{JoinSpec, RegularJoinOperator};
+pub use regular_join::RegularJoinOperator;
+pub use store_writing_source::StoreWritingSource;

@@ -123,8 +123,8 @@
 //! MultiJoin loses to a chain of binary joins. The state counters of the
 //! `input<i>` handles show the matching reads.
 
+use super::join_spec::JoinType;
 use super::join_state::{JoinSideState, JoinStateLayout, Stored};
-use super::regular_join::JoinType;
 use crate::changelog::{Change, ChangelogMode, RowKind};
 use crate::expr::Expr;
 use crate::operator::{OpError, OpResult, Operator};
@@ -169,11 +169,6 @@ impl MultiJoinSpec {
 
     fn is_left(&self, i: usize) -> bool {
         i > 0 && self.join_types[i] == JoinType::Left
-    }
-
-    /// True when some input is LEFT-joined.
-    pub fn has_outer(&self) -> bool {
-        (1..self.inputs()).any(|i| self.is_left(i))
     }
 
     /// The row kinds the operator may emit, given each input's changelog
@@ -279,7 +274,7 @@ impl MultiJoinOperator {
         scope: &str,
         spec: MultiJoinSpec,
     ) -> OpResult<MultiJoinOperator> {
-        spec.validate().map_err(OpError::Other)?;
+        spec.validate().map_err(OpError::Spec)?;
         let sides = (0..spec.inputs())
             .map(|i| {
                 JoinSideState::new(
@@ -308,7 +303,7 @@ impl MultiJoinOperator {
         let n = spec.inputs();
         let row = change.row;
         if row.len() != spec.arities[j] {
-            return Err(OpError::Other(format!(
+            return Err(OpError::Spec(format!(
                 "MultiJoin input {j}: row has {} columns, expected {}",
                 row.len(),
                 spec.arities[j]
@@ -487,7 +482,7 @@ impl Walk<'_> {
 impl Operator for MultiJoinOperator {
     fn process(&mut self, input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()> {
         if input >= self.spec.inputs() {
-            return Err(OpError::Other(format!(
+            return Err(OpError::Spec(format!(
                 "MultiJoin has {} inputs; got a batch for input {input}",
                 self.spec.inputs()
             )));

@@ -25,31 +25,11 @@
 //! by [`super::join_core`], which the mini-batch join shares.
 
 use super::join_core::JoinCore;
-use super::join_state::JoinStateLayout;
+use super::join_spec::JoinSpec;
 use crate::changelog::Change;
-use crate::expr::Expr;
 use crate::operator::{OpResult, Operator};
 use crate::state::{StateBackend, StateReport};
 use crate::value::Value;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum JoinType {
-    Inner,
-    Left,
-}
-
-#[derive(Clone, Debug)]
-pub struct JoinSpec {
-    pub join_type: JoinType,
-    pub left_keys: Vec<usize>,
-    pub right_keys: Vec<usize>,
-    pub left_arity: usize,
-    pub right_arity: usize,
-    /// Evaluated over `left ++ right`.
-    pub residual: Option<Expr>,
-    pub left_layout: JoinStateLayout,
-    pub right_layout: JoinStateLayout,
-}
 
 pub struct RegularJoinOperator {
     core: JoinCore,

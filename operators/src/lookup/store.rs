@@ -54,7 +54,7 @@
 //! upsert does to find the version it replaces).
 //!
 //! The store is `Send + Sync` and meant to be shared in an `Arc` by the
-//! sources that write it ([`super::StoreWritingSource`]) and the joins that
+//! sources that write it ([`crate::join::StoreWritingSource`]) and the joins that
 //! read it.
 
 use crate::changelog::{Change, RowKind};
@@ -124,12 +124,28 @@ pub enum LookupStoreError {
         kind: RowKind,
         row: String,
     },
-    #[error("RocksDB error in lookup table '{table}': {message}")]
-    RocksDb { table: String, message: String },
-    #[error("cannot create the lookup store directory under {dir}: {message}")]
-    Directory { dir: String, message: String },
+    #[error("RocksDB error in lookup table '{table}': {error}")]
+    RocksDb {
+        table: String,
+        error: rocksdb::Error,
+    },
+    #[error("cannot create the lookup store directory under {dir}: {error}")]
+    Directory { dir: String, error: std::io::Error },
     #[error("corrupt bytes in lookup table '{0}'")]
     Corrupt(String),
+}
+
+impl LookupStoreError {
+    /// Whether a table's declaration or a row it was given is at fault
+    /// (rather than RocksDB or the disk).
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(
+            self,
+            LookupStoreError::RocksDb { .. }
+                | LookupStoreError::Directory { .. }
+                | LookupStoreError::Corrupt(_)
+        )
+    }
 }
 
 pub type LookupResult<T> = Result<T, LookupStoreError>;
@@ -232,10 +248,10 @@ fn cf_options() -> Options {
     o
 }
 
-fn rocks_err(table: &str, e: rocksdb::Error) -> LookupStoreError {
+fn rocks_err(table: &str, error: rocksdb::Error) -> LookupStoreError {
     LookupStoreError::RocksDb {
         table: table.to_string(),
-        message: e.into_string(),
+        error,
     }
 }
 
@@ -252,15 +268,12 @@ impl IndexLookupStore {
         let parent = parent
             .map(Path::to_path_buf)
             .unwrap_or_else(std::env::temp_dir);
-        let dir_err = |e: std::io::Error| LookupStoreError::Directory {
+        let dir_err = |error: std::io::Error| LookupStoreError::Directory {
             dir: parent.display().to_string(),
-            message: e.to_string(),
+            error,
         };
-        std::fs::create_dir_all(&parent).map_err(dir_err)?;
-        let dir = tempfile::Builder::new()
-            .prefix("joinlab-lookup-")
-            .tempdir_in(&parent)
-            .map_err(dir_err)?;
+        // Named after this process; a killed run's are removed here.
+        let dir = crate::debris::owned_temp_dir(&parent, "joinlab-lookup-").map_err(dir_err)?;
         let mut opts = cf_options();
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
@@ -357,15 +370,6 @@ impl IndexLookupStore {
         self.db
             .cf_handle(name)
             .expect("column family created with its table")
-    }
-
-    /// The table called `name`.
-    pub fn table_id(&self, name: &str) -> Option<TableId> {
-        let tables = self.tables.read().unwrap_or_else(|p| p.into_inner());
-        tables
-            .iter()
-            .position(|t| t.schema.name == name)
-            .map(TableId)
     }
 
     pub fn schema(&self, table: TableId) -> LookupResult<TableSchema> {

@@ -14,9 +14,11 @@
 //! row handed to a `modify` closure is decoded into a spare `Vec` reused
 //! from call to call, so a read-modify-write allocates nothing;
 //! [`HeapValueState::modify_packed`] skips even the decoding, for callers
-//! that work on the packed words (the aggregates' typed path). Single-`INT`
-//! keys are hashed with one folded multiply (fixed constants), other keys
-//! with `foldhash` under the fixed seed.
+//! that work on the packed words (the aggregates' typed path, which asks
+//! the backend for this handle once:
+//! [`super::StateBackend::heap_value_state`]). Single-`INT` keys are hashed
+//! with one folded multiply (fixed constants), other keys with `foldhash`
+//! under the fixed seed.
 //!
 //! Map states are `hashbrown` maps of maps.
 
@@ -113,10 +115,11 @@ fn packed_eq(tag: u8, word: u64, v: &Value) -> bool {
 }
 
 /// A packed row, copied out of its bucket for [`HeapValueState::modify_packed`]:
-/// value `i` is a tag and a 64-bit word, read and written as typed
-/// numbers without building [`Value`]s. Only `NULL`, `BOOLEAN`, integers
-/// and doubles pack. (A copy of the whole bucket, key included: a fixed
-/// 64-byte move each way.)
+/// value `i` is a tag and a 64-bit word, read and written without building
+/// rows. Only `NULL`, `BOOLEAN`, integers and doubles pack; setting a value
+/// that does not (a string) marks the row instead, and a marked row
+/// ([`PackedRow::fits`] false) is never written back. (A copy
+/// of the whole bucket, key included: a fixed 64-byte move each way.)
 #[derive(Clone, Copy)]
 pub struct PackedRow {
     b: Bucket,
@@ -128,6 +131,13 @@ impl PackedRow {
         self.b.klen() + i
     }
 
+    /// Value `i` (`NULL` for a mark).
+    #[inline]
+    pub fn get(&self, i: usize) -> Value {
+        let j = self.at(i);
+        unpack(self.b.tags[j], self.b.words[j])
+    }
+
     /// Value `i` if it is an integer.
     #[inline]
     pub fn int(&self, i: usize) -> Option<i64> {
@@ -135,49 +145,40 @@ impl PackedRow {
         (self.b.tags[j] == T_INT).then_some(self.b.words[j] as i64)
     }
 
-    /// Value `i` if it is a double.
+    /// Sets value `i` to `v`, or marks the row when `v` does not pack
+    /// (value `i` then stays as it was; the row is dropped anyway).
     #[inline]
-    pub fn double(&self, i: usize) -> Option<f64> {
-        let j = self.at(i);
-        (self.b.tags[j] == T_DOUBLE).then(|| f64::from_bits(self.b.words[j]))
+    pub fn set(&mut self, i: usize, v: &Value) {
+        match pack(v) {
+            Some(packed) => self.put(i, packed),
+            None => self.b.lens |= UNFIT,
+        }
     }
 
-    #[inline]
-    pub fn is_null(&self, i: usize) -> bool {
-        self.b.tags[self.at(i)] == T_NULL
-    }
-
+    /// [`PackedRow::set`] of an integer.
     #[inline]
     pub fn set_int(&mut self, i: usize, v: i64) {
-        let j = self.at(i);
-        (self.b.tags[j], self.b.words[j]) = (T_INT, v as u64);
+        self.put(i, (T_INT, v as u64));
     }
 
     #[inline]
-    pub fn set_double(&mut self, i: usize, v: f64) {
+    fn put(&mut self, i: usize, (tag, word): (u8, u64)) {
         let j = self.at(i);
-        (self.b.tags[j], self.b.words[j]) = (T_DOUBLE, v.to_bits());
-    }
-
-    #[inline]
-    pub fn set_null(&mut self, i: usize) {
-        let j = self.at(i);
-        (self.b.tags[j], self.b.words[j]) = (T_NULL, 0);
+        (self.b.tags[j], self.b.words[j]) = (tag, word);
     }
 
     /// Whether value `i` is packed the same (tag and word) in both rows;
     /// for integers, booleans and NULL exactly when the values are equal.
     #[inline]
-    pub fn same_packed(&self, other: &PackedRow, i: usize) -> bool {
+    pub fn same(&self, other: &PackedRow, i: usize) -> bool {
         let (j, k) = (self.at(i), other.at(i));
         (self.b.tags[j], self.b.words[j]) == (other.b.tags[k], other.b.words[k])
     }
 
-    /// Value `i`.
+    /// Whether every value packs (no [`PackedRow::set`] marked the row).
     #[inline]
-    pub fn value(&self, i: usize) -> Value {
-        let j = self.at(i);
-        unpack(self.b.tags[j], self.b.words[j])
+    pub fn fits(&self) -> bool {
+        self.b.lens & UNFIT == 0
     }
 
     /// The row's encoded length ([`row_len`] of its values).
@@ -244,6 +245,10 @@ fn prefetch_line<T>(target: &T) {
 /// index in `words[0]`).
 const BOXED: u8 = 0xff;
 
+/// Set in `lens` of a [`PackedRow`] given a value that does not pack
+/// (never stored: a row is at most 7 values, so `lens` has the bit free).
+const UNFIT: u8 = 0x80;
+
 /// One table entry, one cache line: `lens` is the key length plus 16 times
 /// the row length; values `0..klen` are the key, the next `vlen` the row.
 #[derive(Clone, Copy)]
@@ -269,7 +274,7 @@ impl Bucket {
     #[inline]
     fn value_range(&self) -> std::ops::Range<usize> {
         let klen = self.klen();
-        klen..klen + (self.lens >> 4) as usize
+        klen..klen + ((self.lens >> 4) & 7) as usize
     }
 
     /// Packs `key` and `value`; `None` if they do not fit or hold a string.
@@ -744,7 +749,9 @@ impl HeapValueState {
     /// (with `true`), and either returns `Some` (the copy is written back,
     /// counted as `modify` counts a read and a write) or declines with
     /// `None` (nothing is written or counted). Also declines, without
-    /// calling `f`, for a key or row that does not pack. A closure that may
+    /// calling `f`, for a key or row that does not pack, and after it, for
+    /// a copy that no longer fits ([`PackedRow::fits`]: `f` should have
+    /// declined itself before doing anything else). A closure that may
     /// delete the row declines instead and leaves that to `modify`.
     #[inline]
     pub fn modify_packed<R>(
@@ -758,7 +765,7 @@ impl HeapValueState {
             Some(i) if !self.table.is_boxed(i) => {
                 let b = &mut self.table.buckets[i];
                 let mut row = PackedRow { b: *b };
-                let r = f(&mut row, false)?;
+                let r = f(&mut row, false).filter(|_| row.fits())?;
                 let m = &mut self.metrics;
                 // Lengths follow the tags (lens and tags are one word).
                 if (b.lens, b.tags) != (row.b.lens, row.b.tags) {
@@ -773,7 +780,7 @@ impl HeapValueState {
             Some(_) => None,
             None => {
                 let mut row = init.with_key(key)?;
-                let r = f(&mut row, true)?;
+                let r = f(&mut row, true).filter(|_| row.fits())?;
                 let m = &mut self.metrics;
                 m.reads += 1;
                 m.writes += 1;

@@ -7,6 +7,11 @@
 //!   encoded by [`codec`] so that a key's map entries are contiguous, values
 //!   serialised, WAL off; every access is a real `get`/`put`/`delete`.
 //!
+//! The handles' methods mean the same on both backends. An operator with a
+//! faster path on the heap's own representation asks, once when it is
+//! built, for the heap's handle ([`StateBackend::heap_value_state`]); it
+//! counts by the same rules.
+//!
 //! Both count, per handle: reads, writes, deletes, live entries and live
 //! logical bytes (encoded key + value length, the same rule on both). The
 //! counting rules, pinned by tests:
@@ -27,13 +32,18 @@ use crate::value::{Row, Value};
 use std::path::Path;
 use std::sync::Arc;
 
-/// A state backend failure (RocksDB I/O, corrupt bytes).
+/// A state backend failure (RocksDB I/O, corrupt bytes). The cause is
+/// kept (and printed as part of the message, not as a `source()`, so an
+/// error-chain printer does not repeat it).
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    #[error("RocksDB error in state '{state}': {message}")]
-    RocksDb { state: String, message: String },
-    #[error("cannot create the RocksDB state directory under {dir}: {message}")]
-    Directory { dir: String, message: String },
+    #[error("RocksDB error in state '{state}': {error}")]
+    RocksDb {
+        state: String,
+        error: ::rocksdb::Error,
+    },
+    #[error("cannot create the RocksDB state directory under {dir}: {error}")]
+    Directory { dir: String, error: std::io::Error },
     #[error("corrupt state bytes in '{0}'")]
     Corrupt(String),
 }
@@ -205,6 +215,19 @@ impl StateBackend {
         })
     }
 
+    /// The heap's own handle of value state `name` of operator `scope`,
+    /// for a caller with a faster path on its packed rows
+    /// ([`heap::HeapValueState::modify_packed`]); `None` on RocksDB, and
+    /// for a state with a TTL (which only [`ValueState`] keeps). Asked
+    /// once, when the operator is built: the generic handle has no
+    /// backend-specific methods.
+    pub fn heap_value_state(&self, scope: &str, name: &str) -> Option<heap::HeapValueState> {
+        match (&*self.inner, self.ttl_for(scope, name)) {
+            (Inner::Heap, None) => Some(heap::HeapValueState::new(name)),
+            _ => None,
+        }
+    }
+
     /// RocksDB's own estimate of a column family's bytes (live SST data plus
     /// memtables); `None` on the heap backend.
     pub fn physical_bytes(&self, column_family: &str) -> Option<u64> {
@@ -215,14 +238,24 @@ impl StateBackend {
     }
 }
 
-/// `key → row`.
 /// How many accesses ahead a caller prefetches a heap key: far enough to
 /// hide a cache miss behind the work on the keys in between.
 pub const PREFETCH_AHEAD: usize = 12;
 
+/// `key → row`.
 pub struct ValueState {
     imp: ValueImpl,
     ttl: Option<ttl::Ttl>,
+}
+
+/// A heap handle used as a generic one (no TTL).
+impl From<heap::HeapValueState> for ValueState {
+    fn from(s: heap::HeapValueState) -> ValueState {
+        ValueState {
+            imp: ValueImpl::Heap(s),
+            ttl: None,
+        }
+    }
 }
 
 enum ValueImpl {
@@ -321,24 +354,6 @@ impl ValueState {
                 r
             })),
         }
-    }
-    /// [`heap::HeapValueState::modify_packed`] on the heap backend without
-    /// TTL; `None` (declined, nothing done) elsewhere.
-    #[inline]
-    pub fn modify_packed<R>(
-        &mut self,
-        key: &[Value],
-        init: &heap::PackedTemplate,
-        f: impl FnOnce(&mut heap::PackedRow, bool) -> Option<R>,
-    ) -> Option<R> {
-        match (&mut self.imp, &self.ttl) {
-            (ValueImpl::Heap(s), None) => s.modify_packed(key, init, f),
-            _ => None,
-        }
-    }
-    /// Whether [`ValueState::modify_packed`] can do anything here.
-    pub fn packs(&self) -> bool {
-        matches!((&self.imp, &self.ttl), (ValueImpl::Heap(_), None))
     }
     /// `modify` of each of `keys` (which must be distinct) in order: the
     /// same results and counters as one `modify` per key, but RocksDB reads

@@ -39,10 +39,10 @@ fn cf_options() -> Options {
     o
 }
 
-fn err(state: &str, e: rocksdb::Error) -> StateError {
+fn err(state: &str, error: rocksdb::Error) -> StateError {
     StateError::RocksDb {
         state: state.to_string(),
-        message: e.into_string(),
+        error,
     }
 }
 
@@ -51,15 +51,12 @@ impl RocksDbStore {
         let parent = parent
             .map(Path::to_path_buf)
             .unwrap_or_else(std::env::temp_dir);
-        let dir_err = |e: std::io::Error| StateError::Directory {
+        let dir_err = |error: std::io::Error| StateError::Directory {
             dir: parent.display().to_string(),
-            message: e.to_string(),
+            error,
         };
-        std::fs::create_dir_all(&parent).map_err(dir_err)?;
-        let dir = tempfile::Builder::new()
-            .prefix("joinlab-rocksdb-")
-            .tempdir_in(&parent)
-            .map_err(dir_err)?;
+        // Named after this process; a killed run's are removed here.
+        let dir = crate::debris::owned_temp_dir(&parent, "joinlab-rocksdb-").map_err(dir_err)?;
         let mut opts = cf_options();
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);

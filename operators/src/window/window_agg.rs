@@ -95,9 +95,9 @@ impl WindowAggregateOperator {
             if a.filter.is_some_and(|f| row[f] != Value::Bool(true)) {
                 continue;
             }
-            let s = &mut slots[SLOTS * i..SLOTS * (i + 1)];
+            let s = SLOTS * i;
             match a.kind {
-                AggKind::CountStar => functions::apply(a.kind, s, &Value::Null, 1),
+                AggKind::CountStar => functions::apply(a.kind, slots, s, &Value::Null, 1),
                 kind => {
                     let v = &row[a.arg.expect("an argument")];
                     if v.is_null() {
@@ -105,9 +105,9 @@ impl WindowAggregateOperator {
                     }
                     match kind {
                         AggKind::Min | AggKind::Max => {
-                            functions::apply_extreme(kind, s, v, 1, true);
+                            functions::apply_extreme(kind, slots, s, v, 1, true);
                         }
-                        _ => functions::apply(kind, s, v, 1),
+                        _ => functions::apply(kind, slots, s, v, 1),
                     }
                 }
             }
@@ -135,7 +135,7 @@ impl WindowAggregateOperator {
             let acc = merged.get_or_insert_with(|| self.init());
             for (i, a) in self.aggs.iter().enumerate() {
                 let r = SLOTS * i..SLOTS * (i + 1);
-                functions::merge(a.kind, &mut acc[r.clone()], &slots[r]);
+                functions::merge(a.kind, &mut acc[..], SLOTS * i, &slots[r]);
             }
             if self.window.last_window_end(slice) <= end {
                 self.slices.delete(&full)?;
@@ -146,7 +146,7 @@ impl WindowAggregateOperator {
         if let Some(acc) = merged {
             let mut row = key.clone();
             for (i, a) in self.aggs.iter().enumerate() {
-                row.push(functions::result(a, &acc[SLOTS * i..SLOTS * (i + 1)]));
+                row.push(functions::result(a, &acc[..], SLOTS * i));
             }
             row.push(Value::Ts(self.window.window_start(end)));
             row.push(Value::Ts(end));
@@ -200,9 +200,8 @@ impl Operator for WindowAggregateOperator {
                 let acc = slot.get_or_insert(init);
                 if partial {
                     for (i, a) in aggs.iter().enumerate() {
-                        let r = SLOTS * i..SLOTS * (i + 1);
                         let p = g + SLOTS * i..g + SLOTS * (i + 1);
-                        functions::merge(a.kind, &mut acc[r], &row[p]);
+                        functions::merge(a.kind, &mut acc[..], SLOTS * i, &row[p]);
                     }
                 } else {
                     Self::accumulate(aggs, acc, &row);

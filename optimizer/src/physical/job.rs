@@ -11,11 +11,10 @@ use super::reuse::Reuse;
 use crate::config::ClockKind;
 use crate::error::{PlanError, Result};
 use crate::logical::TableDef;
-use operators::changelog::Change;
 use operators::exec::job::JobOptions;
 use operators::exec::{ChangeSource, Exchange, Job, JobBuilder, StageId, Target};
 use operators::lookup::IndexLookupStore;
-use operators::operator::Operator;
+use operators::operator::{Emission, Operator};
 use operators::sink::SinkCollector;
 use operators::state::StateBackend;
 use std::collections::{HashMap, HashSet};
@@ -33,31 +32,13 @@ pub struct ConnectorSources {
     pub base_dir: PathBuf,
 }
 
-struct DatasetSource(Box<dyn datasets::Source>);
-
-impl ChangeSource for DatasetSource {
-    fn next_batch(
-        &mut self,
-        max: usize,
-        out: &mut Vec<Change>,
-    ) -> std::result::Result<usize, String> {
-        self.0.next_batch(max, out).map_err(|e| e.to_string())
-    }
-
-    fn can_read_ahead(&self) -> bool {
-        // Files and generators: their rows depend on nothing the job does.
-        true
-    }
-}
-
 impl SourceProvider for ConnectorSources {
     fn open(&self, table: &TableDef) -> Result<Box<dyn ChangeSource>> {
         let names = table.schema.names();
         let types = table.schema.types();
         let options = connector_options(table);
-        let src = datasets::open_source(&table.name, &options, &names, &types, &self.base_dir)
-            .map_err(|e| PlanError::validation(e.to_string()))?;
-        Ok(Box::new(DatasetSource(src)))
+        datasets::open_source(&table.name, &options, &names, &types, &self.base_dir)
+            .map_err(|e| PlanError::validation(e.to_string()))
     }
 }
 
@@ -87,18 +68,33 @@ pub struct Runtime<'a> {
     pub state_dir: Option<&'a Path>,
 }
 
+/// What the sinks of a job keep of the rows they receive.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SinkKeeps {
+    /// Every change, in memory.
+    pub changelog: bool,
+    /// The materialised result.
+    pub result: bool,
+    /// Every change, streamed to a writer set after the job is built.
+    pub changelog_written: bool,
+}
+
 /// Builds one job for `plans`, sink `k` for `plans[k]`, with the settings
-/// they were planned with (the plans of one job share them). `keep_changelog`
-/// keeps every sink row in memory; `materialize` makes the sinks keep the
-/// result table. Also returns, per plan, the stage of each of its
+/// they were planned with (the plans of one job share them); `keeps` says
+/// what their sinks keep (a sink that keeps nothing but kinds lets its
+/// plan's root emit kinds only). Also returns, per plan, the stage of each of its
 /// `root.stage_nodes()` (shared stages appear under every plan that uses
 /// them).
 pub fn build_job(
     plans: &[PhysicalPlan],
     runtime: &Runtime,
-    keep_changelog: bool,
-    materialize: bool,
+    keeps: SinkKeeps,
 ) -> Result<(Job, Vec<Vec<StageId>>)> {
+    let SinkKeeps {
+        changelog: keep_changelog,
+        result: materialize,
+        changelog_written,
+    } = keeps;
     let Some(settings) = plans.first().map(|p| &p.settings) else {
         return Err(PlanError::plan("a job runs at least one plan"));
     };
@@ -121,11 +117,12 @@ pub fn build_job(
         split_reads,
         reads: HashMap::new(),
         stages: Vec::new(),
+        kinds_only_root: None,
     };
+    let shared_roots = shared_roots(plans, &graph.reuse);
     let mut stages = Vec::new();
-    for plan in plans {
+    for (k, plan) in plans.iter().enumerate() {
         graph.stages.clear();
-        let out = graph.add_node(&plan.root)?;
         let print = match plan.sink.table.options.get("connector").map(String::as_str) {
             Some("print") => Some(
                 plan.sink
@@ -137,6 +134,19 @@ pub fn build_job(
             ),
             _ => None,
         };
+        // The root feeds this sink alone (not a sub-plan another plan
+        // reads) and the sink keeps nothing but kinds: no changelog, no
+        // result, no printing, no file (whose writer is set later), no
+        // changelog written as it arrives (its writer too).
+        let counts_only = !keep_changelog
+            && !changelog_written
+            && !materialize
+            && print.is_none()
+            && sink_file(&plan.sink.table).is_none();
+        graph.kinds_only_root =
+            (counts_only && !shared_roots[k]).then_some(&plan.root as *const PhysicalNode);
+        let out = graph.add_node(&plan.root)?;
+        graph.kinds_only_root = None;
         // (A filesystem sink's writer is set by whoever resolves its path.)
         let sink = SinkCollector::new(
             plan.sink.encoding.clone(),
@@ -156,6 +166,23 @@ pub fn build_job(
         watermark_interval_ms: settings.watermark_interval.as_millis() as u64,
     };
     Ok((graph.b.build(options).map_err(PlanError::plan)?, stages))
+}
+
+/// Per plan: whether its root is a sub-plan that also occurs elsewhere
+/// in the job (its stage is shared, so it feeds more than this sink).
+fn shared_roots(plans: &[PhysicalPlan], reuse: &Reuse) -> Vec<bool> {
+    fn walk(n: &PhysicalNode, reuse: &Reuse, seen: &mut HashMap<String, usize>) {
+        if let Some(k) = reuse.sub_plan_key(n) {
+            *seen.entry(k).or_default() += 1;
+        }
+        n.inputs.iter().for_each(|c| walk(c, reuse, seen));
+    }
+    let mut seen = HashMap::new();
+    plans.iter().for_each(|p| walk(&p.root, reuse, &mut seen));
+    plans
+        .iter()
+        .map(|p| reuse.sub_plan_key(&p.root).is_some_and(|k| seen[&k] > 1))
+        .collect()
 }
 
 /// The reads scanned by differing sources (another filter or projection):
@@ -201,6 +228,9 @@ struct JobGraph<'a> {
     reads: HashMap<String, usize>,
     /// The stages of the plan being added, in `stage_nodes()` order.
     stages: Vec<StageId>,
+    /// The root of the plan being added when its output goes only to a
+    /// sink that counts kinds (compared by address: that node, no other).
+    kinds_only_root: Option<*const PhysicalNode>,
 }
 
 impl JobGraph<'_> {
@@ -286,11 +316,19 @@ impl JobContext for JobGraph<'_> {
         inputs: Vec<Out>,
     ) -> Out {
         let s = self.b.add_stage(describe(node), subtasks);
+        self.b.set_emission(s, self.emission(node));
         self.stages.push(s);
         for (i, up) in inputs.into_iter().enumerate() {
             self.connect(up, Target::Stage(s, i), node.input_exchange(i));
         }
         Out::Stage(s)
+    }
+
+    fn emission(&self, node: &PhysicalNode) -> Emission {
+        match self.kinds_only_root {
+            Some(root) if std::ptr::eq(root, node) => Emission::KindsOnly,
+            _ => Emission::Rows,
+        }
     }
 
     fn lookup_store(&mut self) -> Result<Arc<IndexLookupStore>> {
@@ -299,7 +337,7 @@ impl JobContext for JobGraph<'_> {
         }
         let s = Arc::new(
             IndexLookupStore::open(self.state_dir.as_deref())
-                .map_err(|e| PlanError::plan(e.to_string()))?,
+                .map_err(|e| PlanError::execution(e.to_string()))?,
         );
         self.store = Some(s.clone());
         Ok(s)

@@ -31,8 +31,8 @@ use crate::logical::{AggCall, AggFunc, Field, InsertStatement, JoinKind, Logical
 use operators::agg::{AggKind, AggSpec};
 use operators::changelog::SinkEncoding;
 use operators::expr::Expr;
-use operators::join::regular_join::JoinType;
 use operators::join::JoinStateLayout;
+use operators::join::JoinType;
 use operators::value::DataType;
 
 /// Plans `INSERT INTO sink <query>`.

@@ -24,6 +24,7 @@ mod explain;
 mod expr;
 mod hints;
 mod names;
+mod nesting;
 mod query;
 mod script;
 mod time_clauses;
@@ -67,6 +68,21 @@ impl Script {
             } => set.as_slice(),
             _ => &[],
         })
+    }
+
+    /// How many sinks a run of the script writes: its `INSERT`s (plain or
+    /// in statement sets) and `EXECUTE PLAN`s (each counted, even with
+    /// `IF EXISTS`), which is what a caller naming one output file per
+    /// sink needs to know before the run.
+    pub fn runs(&self) -> usize {
+        self.statements
+            .iter()
+            .map(|s| match s {
+                Statement::Insert(_) | Statement::ExecutePlan { .. } => 1,
+                Statement::StatementSet(set) => set.len(),
+                _ => 0,
+            })
+            .sum()
     }
 
     /// The `SET` statements, in order, as `(key, value)`.

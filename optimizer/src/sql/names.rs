@@ -23,9 +23,37 @@ impl Spanned for At {
     }
 }
 
-/// Shorthand: `err_at(PlanError::validation(..), &node)`.
-pub(crate) fn err_at(e: PlanError, node: &impl Spanned) -> PlanError {
+/// Shorthand: `err_at(PlanError::validation(..), &node)`. A long quoted
+/// expression or name in the message is shortened ([`shorten_quoted`]).
+pub(crate) fn err_at(mut e: PlanError, node: &impl Spanned) -> PlanError {
+    e.message = shorten_quoted(&e.message);
     at(e, node.span())
+}
+
+/// Text between quotes (a quoted expression or name) longer than this, in
+/// characters, is cut in messages: a 10,000-term expression made an
+/// 80 KB message.
+const MAX_QUOTED_LEN: usize = 200;
+
+/// `msg` with every run of text between `'` quotes longer than
+/// [`MAX_QUOTED_LEN`] cut to its start and its length.
+pub(crate) fn shorten_quoted(msg: &str) -> String {
+    if msg.len() <= MAX_QUOTED_LEN {
+        return msg.to_string();
+    }
+    let parts: Vec<String> = msg
+        .split('\'')
+        .map(|part| {
+            let n = part.chars().count();
+            if n <= MAX_QUOTED_LEN {
+                part.to_string()
+            } else {
+                let head: String = part.chars().take(MAX_QUOTED_LEN / 2).collect();
+                format!("{head}... ({n} characters)")
+            }
+        })
+        .collect();
+    parts.join("'")
 }
 
 /// Names longer than this (in characters) get no suggestion and are

@@ -14,6 +14,7 @@
 //! STATEMENT SET BEGIN` (each followed by its first `INSERT` in the same
 //! `;`-terminated piece), the SQL client's `BEGIN STATEMENT SET`, and `END`.
 
+use super::nesting::{self, MAX_NESTING};
 use crate::error::PlanError;
 use crate::logical::ExplainDetails;
 use sqlparser::ast;
@@ -21,10 +22,8 @@ use sqlparser::dialect::GenericDialect;
 use sqlparser::keywords::{Keyword, ALL_KEYWORDS};
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer, Whitespace};
 
-/// Operators (and `JOIN`s) allowed in one statement. Expressions nest one
-/// level per operator, and deeply nested trees would exhaust the stack of the
-/// binder, the planner and expression evaluation (2 MiB on a test thread;
-/// 2000 was too many once inlining changed); real queries stay far below.
+/// Operators (and `JOIN`s) allowed in one statement: a bound on the size
+/// of the plan (how deep it may nest is bounded by [`nesting`]).
 const MAX_OPERATORS: usize = 500;
 
 /// One statement of a script.
@@ -175,6 +174,13 @@ fn build(index: &LineIndex, tokens: &[&TokenWithSpan]) -> Result<Vec<RawStatemen
                 || word_is(&t.token, Keyword::WHEN)
         })
         .count();
+    if let Some(t) = nesting::too_deep(&significant, MAX_NESTING) {
+        return Err(PlanError::unsupported(format!(
+            "expression nested too deeply: more than {MAX_NESTING} levels here (each \
+             parenthesis, CASE, keyword and operator of a chain nests one level deeper)"
+        ))
+        .at(t.span.start.line, t.span.start.column));
+    }
     if operators > MAX_OPERATORS {
         return Err(PlanError::unsupported(format!(
             "statement too large: {operators} operators, joins and parentheses (at most {MAX_OPERATORS})"

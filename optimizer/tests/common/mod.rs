@@ -14,26 +14,6 @@ use optimizer::sql::{parse_script, Script};
 use std::collections::HashMap;
 use std::path::Path;
 
-pub struct VecChangeSource {
-    changes: Vec<Change>,
-    pos: usize,
-}
-
-impl ChangeSource for VecChangeSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, String> {
-        let end = (self.pos + max).min(self.changes.len());
-        out.extend_from_slice(&self.changes[self.pos..end]);
-        let n = end - self.pos;
-        self.pos = end;
-        Ok(n)
-    }
-
-    fn can_read_ahead(&self) -> bool {
-        // Tests run the executor's read-ahead path.
-        true
-    }
-}
-
 /// Tables by name, each an input changelog.
 #[derive(Default, Clone, Debug)]
 pub struct MemSources(pub HashMap<String, Vec<Change>>);
@@ -45,7 +25,8 @@ impl SourceProvider for MemSources {
             .get(&table.name)
             .cloned()
             .ok_or_else(|| PlanError::validation(format!("no test data for {}", table.name)))?;
-        Ok(Box::new(VecChangeSource { changes, pos: 0 }))
+        // Read ahead, as the connectors are: tests run that path.
+        Ok(Box::new(datasets::VecSource::new(changes)))
     }
 }
 

@@ -13,7 +13,7 @@ use crate::error::{PlanError, Result};
 use crate::logical::TableDef;
 use operators::exec::ChangeSource;
 use operators::lookup::IndexLookupStore;
-use operators::operator::{OpError, OpResult, Operator};
+use operators::operator::{Emission, OpError, OpResult, Operator};
 use operators::state::StateBackend;
 use std::sync::Arc;
 
@@ -58,6 +58,12 @@ pub trait JobContext {
 
     /// The job's index-lookup store (opened for the first delta join).
     fn lookup_store(&mut self) -> Result<Arc<IndexLookupStore>>;
+
+    /// How `node`'s operators are to emit: [`Emission::KindsOnly`] when
+    /// their output goes only to a sink that counts kinds (the job builder
+    /// knows the sinks; the executor checks the choice). An operator that
+    /// cannot emit kinds only builds rows anyway, which is always correct.
+    fn emission(&self, node: &PhysicalNode) -> Emission;
 }
 
 /// The error of an operator that could not be created.

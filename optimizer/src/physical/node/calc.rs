@@ -87,45 +87,7 @@ fn project_key(key: Option<&Vec<usize>>, projection: Option<&[Expr]>) -> Option<
 
 /// Replaces column references of `e` by the projection's expressions.
 fn inline(e: &Expr, p: &[Expr]) -> Expr {
-    let s = |x: &Expr| Box::new(inline(x, p));
-    match e {
-        Expr::Column(i) => p[*i].clone(),
-        Expr::Literal(v) => Expr::Literal(v.clone()),
-        Expr::Binary(op, l, r) => Expr::Binary(*op, s(l), s(r)),
-        Expr::Not(x) => Expr::Not(s(x)),
-        Expr::Neg(x) => Expr::Neg(s(x)),
-        Expr::Hash(x) => Expr::Hash(s(x)),
-        Expr::ToDouble(x) => Expr::ToDouble(s(x)),
-        Expr::ToTimestamp { expr, unit_ms } => Expr::ToTimestamp {
-            expr: s(expr),
-            unit_ms: *unit_ms,
-        },
-        Expr::IsNull { expr, negated } => Expr::IsNull {
-            expr: s(expr),
-            negated: *negated,
-        },
-        Expr::InList {
-            expr,
-            list,
-            negated,
-        } => Expr::InList {
-            expr: s(expr),
-            list: list.iter().map(|x| inline(x, p)).collect(),
-            negated: *negated,
-        },
-        Expr::Case {
-            operand,
-            branches,
-            otherwise,
-        } => Expr::Case {
-            operand: operand.as_ref().map(|x| s(x)),
-            branches: branches
-                .iter()
-                .map(|(w, t)| (inline(w, p), inline(t, p)))
-                .collect(),
-            otherwise: otherwise.as_ref().map(|x| s(x)),
-        },
-    }
+    e.replace_columns(&|i| p[i].clone())
 }
 
 fn and(a: Option<Expr>, b: Option<Expr>) -> Option<Expr> {

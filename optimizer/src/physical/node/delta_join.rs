@@ -15,8 +15,8 @@ use crate::physical::display::unique_names;
 use operators::changelog::ChangelogMode;
 use operators::exec::Exchange;
 use operators::expr::Expr;
+use operators::join::StoreWritingSource;
 use operators::join::{DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec};
-use operators::lookup::StoreWritingSource;
 use operators::operator::Operator;
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]

@@ -298,6 +298,7 @@ impl super::NodeSpec for GroupAggregate {
         let scope = format!("{id}-GroupAggregate");
         let backend = ctx.backend().clone();
         backend.set_ttl(&scope, "*", self.ttl.duration());
+        let emission = ctx.emission(node);
         operator_stage(node, ctx, || {
             let o = GroupAggregateOperator::new(
                 &backend,
@@ -316,7 +317,7 @@ impl super::NodeSpec for GroupAggregate {
             } else {
                 o
             };
-            Ok(Box::new(o))
+            Ok(Box::new(o.with_emission(emission)))
         })
     }
 }

@@ -18,7 +18,7 @@ use crate::physical::display::{render, unique_names, Style};
 use operators::changelog::ChangelogMode;
 use operators::exec::Exchange;
 use operators::expr::{BinOp, Expr};
-use operators::join::regular_join::JoinType;
+use operators::join::JoinType;
 use operators::join::{JoinSpec, JoinStateLayout, MiniBatchJoinOperator, RegularJoinOperator};
 use operators::operator::Operator;
 use operators::value::DataType;

@@ -17,7 +17,7 @@ use crate::physical::display::{list, render, unique_names};
 use operators::changelog::ChangelogMode;
 use operators::exec::Exchange;
 use operators::expr::Expr;
-use operators::join::regular_join::JoinType;
+use operators::join::JoinType;
 use operators::join::{JoinStateLayout, MultiJoinOperator, MultiJoinSpec};
 use operators::value::DataType;
 

@@ -18,7 +18,7 @@ use operators::calc::CalcOperator;
 use operators::changelog::{Change, ChangelogMode};
 use operators::exec::ChangeSource;
 use operators::expr::Expr;
-use operators::operator::Operator;
+use operators::operator::{OpResult, Operator};
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Source {
@@ -127,18 +127,12 @@ struct CalcSource {
 }
 
 impl ChangeSource for CalcSource {
-    fn next_batch(
-        &mut self,
-        max: usize,
-        out: &mut Vec<Change>,
-    ) -> std::result::Result<usize, String> {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         // Returns the rows read (not kept), so a filtered-out batch is not end of input.
         self.buf.clear();
         let n = self.inner.next_batch(max, &mut self.buf)?;
         let batch = std::mem::take(&mut self.buf);
-        self.calc
-            .process(0, batch, out)
-            .map_err(|e| e.to_string())?;
+        self.calc.process(0, batch, out)?;
         Ok(n)
     }
 
@@ -168,7 +162,7 @@ impl ChangeSource for TimeAttributeSource {
         &mut self,
         max: usize,
         out: &mut Vec<Change>,
-    ) -> std::result::Result<usize, String> {
+    ) -> operators::operator::OpResult<usize> {
         let from = out.len();
         let n = self.inner.next_batch(max, out)?;
         for change in &mut out[from..] {
@@ -317,7 +311,7 @@ impl super::NodeSpec for Source {
         for (i, &c) in read.iter().enumerate() {
             map[c] = i;
         }
-        let remap = |e: &Expr| e.map_columns(&|c| map[c]);
+        let remap = |e: &Expr| e.replace_columns(&|c| Expr::Column(map[c]));
         let predicate = predicate.map(remap);
         let projection: Vec<Expr> = match projection {
             Some(p) => p.iter().map(remap).collect(),

@@ -43,7 +43,7 @@ use crate::physical::node::sink_materializer::SinkMaterializer;
 use crate::physical::node::source::Source;
 use crate::physical::node::PhysicalNode;
 use operators::changelog::SinkEncoding;
-use operators::join::regular_join::JoinType;
+use operators::join::JoinType;
 
 pub struct DeltaJoinRule;
 

@@ -49,7 +49,7 @@ use crate::physical::node::multi_join::MultiJoin;
 use crate::physical::node::PhysicalNode;
 use crate::physical::state_ttl;
 use operators::expr::{BinOp, Expr};
-use operators::join::regular_join::JoinType;
+use operators::join::JoinType;
 
 pub struct MultiJoinRule;
 

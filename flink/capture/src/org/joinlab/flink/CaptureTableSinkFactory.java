@@ -31,7 +31,9 @@ import java.util.Set;
  * ({@code /taskmanagers/<id>/stdout}). With {@code 'mode' = 'rows'} one line per row:
  * {@code LABROW <tab> identifier <tab> subtask <tab> kind <tab> [fields as JSON]}; with
  * {@code 'mode' = 'counts'} one line per subtask at the end of input: {@code LABCOUNTS <tab>
- * identifier <tab> subtask <tab> +I <tab> -U <tab> +U <tab> -D}.
+ * identifier <tab> subtask <tab> +I <tab> -U <tab> +U <tab> -D <tab> time}, the time (ms since
+ * the epoch, the TaskManager's clock) when the subtask's input ended: the end of the job's work,
+ * before a final checkpoint the job may still wait for. Rows mode writes the counts line too.
  */
 public class CaptureTableSinkFactory implements DynamicTableSinkFactory {
 
@@ -199,6 +201,7 @@ public class CaptureTableSinkFactory implements DynamicTableSinkFactory {
             for (long c : counts) {
                 buffer.append('\t').append(c);
             }
+            buffer.append('\t').append(System.currentTimeMillis());
             buffer.append('\n');
         }
 

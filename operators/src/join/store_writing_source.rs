@@ -15,11 +15,12 @@
 //! then pushed through the join before the other source is read, so the two
 //! sides never see each other's unprocessed rows; `read_ahead > 0` on both
 //! sides makes the duplicates of a delta join appear (see
-//! [`crate::join::delta_join`]).
+//! [`super::delta_join`]).
 
-use super::store::{IndexLookupStore, TableId};
 use crate::changelog::Change;
 use crate::exec::ChangeSource;
+use crate::lookup::{IndexLookupStore, TableId};
+use crate::operator::OpResult;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -63,15 +64,10 @@ impl StoreWritingSource {
     pub fn written(&self) -> u64 {
         self.written
     }
-
-    /// Batches written to the store but not yet returned.
-    pub fn pending_batches(&self) -> usize {
-        self.pending.len()
-    }
 }
 
 impl ChangeSource for StoreWritingSource {
-    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> Result<usize, String> {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
         while !self.exhausted && self.pending.len() <= self.read_ahead {
             let mut batch = Vec::with_capacity(max);
             let n = self.inner.next_batch(max, &mut batch)?;
@@ -79,9 +75,7 @@ impl ChangeSource for StoreWritingSource {
                 self.exhausted = true;
                 break;
             }
-            self.store
-                .apply_all(self.table, &batch)
-                .map_err(|e| e.to_string())?;
+            self.store.apply_all(self.table, &batch)?;
             self.written += batch.len() as u64;
             self.pending.push_back(batch);
         }

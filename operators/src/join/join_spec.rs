@@ -1,0 +1,25 @@
+//! What a binary join joins: its type, the equi-keys of both inputs, the
+//! residual condition, and how each side's state is laid out. The regular,
+//! mini-batch and delta joins take it; MultiJoin takes one type per input.
+
+use super::join_state::JoinStateLayout;
+use crate::expr::Expr;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum JoinType {
+    Inner,
+    Left,
+}
+
+#[derive(Clone, Debug)]
+pub struct JoinSpec {
+    pub join_type: JoinType,
+    pub left_keys: Vec<usize>,
+    pub right_keys: Vec<usize>,
+    pub left_arity: usize,
+    pub right_arity: usize,
+    /// Evaluated over `left ++ right`.
+    pub residual: Option<Expr>,
+    pub left_layout: JoinStateLayout,
+    pub right_layout: JoinStateLayout,
+}
