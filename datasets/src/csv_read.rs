@@ -727,6 +727,14 @@ pub(crate) fn parse_field(text: &[u8], ty: DataType) -> Result<Value, &'static s
                 Err("BOOLEAN (true or false)")
             }
         }
+        DataType::Timestamp | DataType::TimestampLtz => std::str::from_utf8(trimmed)
+            .ok()
+            .and_then(operators::value::parse_timestamp)
+            .map(Value::Ts)
+            .ok_or("a timestamp (yyyy-MM-dd HH:mm:ss[.SSS])"),
+        DataType::Interval => parse_i64(trimmed)
+            .map(Value::Int)
+            .ok_or("an interval in milliseconds"),
         DataType::String => unreachable!("handled above"),
     }
 }

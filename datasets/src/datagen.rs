@@ -447,10 +447,16 @@ impl FieldSpec<'_> {
 
     fn sequence(&self) -> Result<(Gen, u64), DatasetError> {
         let kind = self.key("kind");
-        if self.ty == DataType::Boolean {
+        if !matches!(
+            self.ty,
+            DataType::Int | DataType::BigInt | DataType::Double | DataType::String
+        ) {
             return Err(DatasetError::conflict(
                 &kind,
-                "kind 'sequence' applies to INT, BIGINT, DOUBLE and STRING columns, not BOOLEAN",
+                format!(
+                    "kind 'sequence' applies to INT, BIGINT, DOUBLE and STRING columns, not {}",
+                    self.ty
+                ),
             ));
         }
         self.reject(
@@ -513,6 +519,16 @@ impl FieldSpec<'_> {
             }
         };
         match self.ty {
+            DataType::Timestamp | DataType::TimestampLtz | DataType::Interval => {
+                Err(DatasetError::conflict(
+                    &self.key("kind"),
+                    format!(
+                        "datagen does not generate {} columns; generate a BIGINT of epoch milliseconds \
+                         and declare a computed column (ts AS TO_TIMESTAMP_LTZ(millis, 3))",
+                        self.ty
+                    ),
+                ))
+            }
             DataType::Boolean => {
                 self.reject(
                     &["min", "max", "length", "distribution", "zipf-exponent"],

@@ -75,6 +75,12 @@ pub enum Expr {
     Hash(Box<Expr>),
     /// `CAST(x AS DOUBLE)`-style widening to double.
     ToDouble(Box<Expr>),
+    /// `TO_TIMESTAMP_LTZ(n, precision)`: an integer count of `unit_ms`
+    /// milliseconds since the epoch as a timestamp.
+    ToTimestamp {
+        expr: Box<Expr>,
+        unit_ms: i64,
+    },
 }
 
 impl Expr {
@@ -161,6 +167,10 @@ impl Expr {
                 v @ Value::Double(_) => v,
                 _ => Value::Null,
             },
+            Expr::ToTimestamp { expr, unit_ms } => match expr.eval(row) {
+                Value::Int(i) => Value::Ts(i.wrapping_mul(*unit_ms)),
+                _ => Value::Null,
+            },
         }
     }
 
@@ -209,6 +219,10 @@ impl Expr {
             },
             Expr::Hash(e) => Expr::Hash(b(e)),
             Expr::ToDouble(e) => Expr::ToDouble(b(e)),
+            Expr::ToTimestamp { expr, unit_ms } => Expr::ToTimestamp {
+                expr: b(expr),
+                unit_ms: *unit_ms,
+            },
         }
     }
 
@@ -222,6 +236,7 @@ impl Expr {
                 r.columns(out);
             }
             Expr::Not(e) | Expr::Neg(e) | Expr::Hash(e) | Expr::ToDouble(e) => e.columns(out),
+            Expr::ToTimestamp { expr, .. } => expr.columns(out),
             Expr::IsNull { expr, .. } => expr.columns(out),
             Expr::InList { expr, list, .. } => {
                 expr.columns(out);
@@ -306,6 +321,13 @@ fn binary(op: BinOp, l: &Value, r: &Value) -> Value {
 
 fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Value {
     match (l, r) {
+        // A timestamp plus or minus an interval (milliseconds).
+        (Value::Ts(a), Value::Int(b)) => match op {
+            BinOp::Add => Value::Ts(a.wrapping_add(*b)),
+            BinOp::Sub => Value::Ts(a.wrapping_sub(*b)),
+            _ => Value::Null,
+        },
+        (Value::Int(a), Value::Ts(b)) if op == BinOp::Add => Value::Ts(a.wrapping_add(*b)),
         (Value::Int(a), Value::Int(b)) => {
             let (a, b) = (*a, *b);
             match op {
@@ -398,6 +420,13 @@ impl Expr {
             }
             Expr::Hash(e) => format!("HASH_CODE({})", r(e)),
             Expr::ToDouble(e) => format!("CAST({} AS DOUBLE)", r(e)),
+            Expr::ToTimestamp { expr, unit_ms } => {
+                format!(
+                    "TO_TIMESTAMP_LTZ({}, {})",
+                    r(expr),
+                    if *unit_ms == 1 { 3 } else { 0 }
+                )
+            }
         }
     }
 }

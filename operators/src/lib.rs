@@ -19,3 +19,4 @@ pub mod operator;
 pub mod sink;
 pub mod sink_materializer;
 pub mod state;
+pub mod window;

@@ -113,6 +113,13 @@ pub trait Operator: Send {
     /// operators; 0 = left and 1 = right for joins), appending output to `out`.
     fn process(&mut self, input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()>;
 
+    /// The event-time watermark of its inputs (the least of theirs) passed
+    /// `watermark`: no record with an earlier time is expected any more. A
+    /// window operator fires the windows that end by then. Default: nothing.
+    fn on_watermark(&mut self, _watermark: i64, _out: &mut Vec<Change>) -> OpResult<()> {
+        Ok(())
+    }
+
     /// What the operator does with its input batches; the executor calls
     /// [`Operator::process_read`] instead of [`Operator::process`] for a
     /// reader. Asked per batch (a mini-batch aggregate takes, the same

@@ -2,7 +2,10 @@
 //!
 //! A [`Value`] is one SQL scalar: `NULL`, `BOOLEAN`, an integer (`INT` and
 //! `BIGINT` share the 64-bit representation; the planner keeps the declared
-//! type), `DOUBLE` or `STRING`. Values are compared and hashed by content, so
+//! type), `DOUBLE`, `STRING` or a timestamp (`TIMESTAMP(3)` and
+//! `TIMESTAMP_LTZ(3)` share one representation: milliseconds since the
+//! epoch, printed in UTC, the lab's session time zone). An `INTERVAL` is an
+//! integer number of milliseconds. Values are compared and hashed by content, so
 //! rows can be keys of hash maps and of RocksDB column families alike.
 //! `DOUBLE` equality is bitwise after folding `-0.0` into `0.0` and every NaN
 //! into one NaN, so that equal keys always hash equally.
@@ -20,6 +23,12 @@ pub enum DataType {
     BigInt,
     Double,
     String,
+    /// `TIMESTAMP(3)`: a date and time of day to the millisecond.
+    Timestamp,
+    /// `TIMESTAMP_LTZ(3)`: an instant, shown in the session time zone (UTC).
+    TimestampLtz,
+    /// `INTERVAL DAY TO SECOND(3)`: a duration in milliseconds.
+    Interval,
 }
 
 impl DataType {
@@ -31,7 +40,16 @@ impl DataType {
             DataType::BigInt => "BIGINT",
             DataType::Double => "DOUBLE",
             DataType::String => "STRING",
+            DataType::Timestamp => "TIMESTAMP(3)",
+            DataType::TimestampLtz => "TIMESTAMP_LTZ(3)",
+            DataType::Interval => "INTERVAL DAY TO SECOND(3)",
         }
+    }
+
+    /// `TIMESTAMP(3)` or `TIMESTAMP_LTZ(3)`: a type an event-time attribute
+    /// may have.
+    pub fn is_timestamp(self) -> bool {
+        matches!(self, DataType::Timestamp | DataType::TimestampLtz)
     }
 
     pub fn is_numeric(self) -> bool {
@@ -58,6 +76,8 @@ pub enum Value {
     Int(i64),
     Double(f64),
     Str(Arc<str>),
+    /// A timestamp: milliseconds since 1970-01-01 00:00:00 UTC.
+    Ts(i64),
 }
 
 /// A row: the values of one record, in schema order.
@@ -75,6 +95,14 @@ impl Value {
     pub fn as_int(&self) -> Option<i64> {
         match self {
             Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// The milliseconds of a timestamp.
+    pub fn as_ts(&self) -> Option<i64> {
+        match self {
+            Value::Ts(t) => Some(*t),
             _ => None,
         }
     }
@@ -109,6 +137,7 @@ impl Value {
             (Value::Double(a), Value::Double(b)) => Some(a.total_cmp(b)),
             (Value::Str(a), Value::Str(b)) => Some(a.cmp(b)),
             (Value::Bool(a), Value::Bool(b)) => Some(a.cmp(b)),
+            (Value::Ts(a), Value::Ts(b)) => Some(a.cmp(b)),
             _ => None,
         }
     }
@@ -121,6 +150,7 @@ impl Value {
                 Value::Bool(_) => 1,
                 Value::Int(_) | Value::Double(_) => 2,
                 Value::Str(_) => 3,
+                Value::Ts(_) => 4,
             }
         }
         match rank(self).cmp(&rank(other)) {
@@ -140,6 +170,7 @@ impl PartialEq for Value {
                 Value::canonical_bits(*a) == Value::canonical_bits(*b)
             }
             (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::Ts(a), Value::Ts(b)) => a == b,
             _ => false,
         }
     }
@@ -155,6 +186,10 @@ impl Hash for Value {
             Value::Int(i) => state.write_i64(*i),
             Value::Double(d) => state.write_u64(Value::canonical_bits(*d) ^ 0x9e37_79b9_7f4a_7c15),
             Value::Str(s) => s.hash(state),
+            Value::Ts(t) => {
+                state.write_u8(7);
+                state.write_i64(*t)
+            }
         }
     }
 }
@@ -175,8 +210,104 @@ impl fmt::Display for Value {
                 }
             }
             Value::Str(s) => f.write_str(s),
+            Value::Ts(t) => f.write_str(&format_timestamp(*t)),
         }
     }
+}
+
+/// `yyyy-MM-dd HH:mm:ss.SSS` in UTC, as Flink prints a `TIMESTAMP(3)`.
+pub fn format_timestamp(millis: i64) -> String {
+    let days = millis.div_euclid(86_400_000);
+    let ms_of_day = millis.rem_euclid(86_400_000);
+    let (y, m, d) = civil_from_days(days);
+    let (h, rest) = (ms_of_day / 3_600_000, ms_of_day % 3_600_000);
+    let (min, rest) = (rest / 60_000, rest % 60_000);
+    let (s, ms) = (rest / 1000, rest % 1000);
+    format!("{y:04}-{m:02}-{d:02} {h:02}:{min:02}:{s:02}.{ms:03}")
+}
+
+/// Parses `yyyy-MM-dd HH:mm:ss[.f{1,3}]` (or with `T` between date and
+/// time, or a date alone) as milliseconds since the epoch in UTC.
+pub fn parse_timestamp(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let (date, time) = match text.find([' ', 'T']) {
+        Some(i) => (&text[..i], Some(&text[i + 1..])),
+        None => (text, None),
+    };
+    let mut dp = date.splitn(3, '-');
+    let y: i64 = digits(dp.next()?, 4, 4)?;
+    let m: i64 = digits(dp.next()?, 1, 2)?;
+    let d: i64 = digits(dp.next()?, 1, 2)?;
+    if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
+        return None;
+    }
+    let mut ms_of_day = 0;
+    if let Some(time) = time {
+        let (hms, frac) = match time.split_once('.') {
+            Some((a, b)) => (a, Some(b)),
+            None => (time, None),
+        };
+        let mut tp = hms.splitn(3, ':');
+        let h: i64 = digits(tp.next()?, 1, 2)?;
+        let mi: i64 = digits(tp.next()?, 1, 2)?;
+        let s: i64 = match tp.next() {
+            Some(s) => digits(s, 1, 2)?,
+            None => 0,
+        };
+        if h > 23 || mi > 59 || s > 59 {
+            return None;
+        }
+        let ms = match frac {
+            Some(f) => {
+                let v: i64 = digits(f, 1, 3)?;
+                v * 10i64.pow(3 - f.len() as u32)
+            }
+            None => 0,
+        };
+        ms_of_day = ((h * 60 + mi) * 60 + s) * 1000 + ms;
+    }
+    Some(days_from_civil(y, m, d) * 86_400_000 + ms_of_day)
+}
+
+fn digits(s: &str, min: usize, max: usize) -> Option<i64> {
+    if s.len() < min || s.len() > max || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+/// algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 /// Prints a row as `a, b, NULL` for summaries and test failures.
@@ -218,6 +349,34 @@ mod tests {
         assert_eq!(Value::Double(0.0), Value::Double(-0.0));
         assert_eq!(Value::Double(f64::NAN), Value::Double(-f64::NAN));
         assert_ne!(Value::Int(1), Value::Double(1.0));
+    }
+
+    #[test]
+    fn timestamps_print_and_parse_in_utc() {
+        assert_eq!(format_timestamp(0), "1970-01-01 00:00:00.000");
+        assert_eq!(
+            format_timestamp(1_602_288_005_123),
+            "2020-10-10 00:00:05.123"
+        );
+        assert_eq!(format_timestamp(-1), "1969-12-31 23:59:59.999");
+        assert_eq!(
+            parse_timestamp("2020-10-10 00:00:05.123"),
+            Some(1_602_288_005_123)
+        );
+        assert_eq!(
+            parse_timestamp("2020-10-10T00:00:05.1"),
+            Some(1_602_288_005_100)
+        );
+        assert_eq!(
+            parse_timestamp("2020-10-10 00:00:05"),
+            Some(1_602_288_005_000)
+        );
+        assert_eq!(parse_timestamp("2020-02-30 00:00:00"), None);
+        assert_eq!(parse_timestamp("2020-10-10 24:00:00"), None);
+        assert_eq!(parse_timestamp("12345"), None);
+        for t in [-86_400_001, 0, 951_782_400_000, 4_102_444_799_999] {
+            assert_eq!(parse_timestamp(&format_timestamp(t)), Some(t));
+        }
     }
 
     #[test]

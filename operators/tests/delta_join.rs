@@ -714,6 +714,7 @@ fn executor_with_read_ahead_matches_the_batch_join() {
                 bundle_latency: None,
                 backend: StateBackend::heap(),
                 deterministic_clock: false,
+                watermark_interval_ms: 200,
             })
             .unwrap();
         let report = job.run(&mut |_| {}).unwrap();

@@ -76,6 +76,7 @@ fn a_source_feeding_two_sinks_is_read_once() {
                 bundle_latency: None,
                 backend: StateBackend::heap(),
                 deterministic_clock: false,
+                watermark_interval_ms: 200,
             })
             .unwrap();
         let report = job.run(&mut |_| {}).unwrap();
@@ -124,6 +125,7 @@ fn a_sink_nothing_feeds_is_an_error() {
         bundle_latency: None,
         backend: StateBackend::heap(),
         deterministic_clock: false,
+        watermark_interval_ms: 200,
     };
     let err = job.build(options).err().expect("refused");
     assert!(err.contains("sink 1 (b) is not fed"), "{err}");

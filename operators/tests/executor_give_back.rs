@@ -93,6 +93,7 @@ fn run(read_ahead: bool, mini_batch: bool) -> (Vec<Row>, usize) {
         bundle_latency: None,
         backend: backend.clone(),
         deterministic_clock: false,
+        watermark_interval_ms: 200,
     };
     let mut job = {
         job.add_sink("sink", sink);

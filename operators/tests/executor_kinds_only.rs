@@ -84,6 +84,7 @@ fn build(
         bundle_latency: None,
         backend: StateBackend::heap(),
         deterministic_clock: false,
+        watermark_interval_ms: 200,
     })
 }
 

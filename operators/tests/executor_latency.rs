@@ -75,6 +75,7 @@ fn a_late_bundle_is_dated_by_its_oldest_record() {
         bundle_latency: None,
         backend: backend.clone(),
         deterministic_clock: false,
+        watermark_interval_ms: 200,
     };
     let mut job = {
         job.add_sink("sink", sink);

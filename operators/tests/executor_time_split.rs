@@ -62,6 +62,7 @@ fn run(read_ahead: bool, slow_sink: bool) -> operators::exec::JobReport {
         bundle_latency: None,
         backend,
         deterministic_clock: false,
+        watermark_interval_ms: 200,
     };
     let sink = SinkCollector::new(SinkEncoding::Retract, false, false, None);
     let mut job = {

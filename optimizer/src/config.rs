@@ -36,6 +36,7 @@ pub const DELTA_JOIN_RIGHT_CACHE_SIZE: &str = "table.exec.delta-join.right.cache
 pub const STATE_TTL: &str = "table.exec.state.ttl";
 pub const SINK_UPSERT_MATERIALIZE: &str = "table.exec.sink.upsert-materialize";
 pub const PARALLELISM_DEFAULT: &str = "parallelism.default";
+pub const AUTO_WATERMARK_INTERVAL: &str = "pipeline.auto-watermark-interval";
 pub const STATE_BACKEND_TYPE: &str = "state.backend.type";
 pub const LAB_SOURCE_BATCH_SIZE: &str = "lab.source.batch-size";
 pub const LAB_STATE_DIR: &str = "lab.state.dir";
@@ -220,6 +221,14 @@ static KEYS: &[KeyInfo] = &[
         ValueType::Integer { min: Some(1) },
         "1",
         "The number of subtasks of each stage.",
+    ),
+    key(
+        AUTO_WATERMARK_INTERVAL,
+        ValueType::Duration,
+        "200 ms",
+        "How often a source with a WATERMARK emits its watermark, on the lab's \
+         clock (checked after each source batch; 0 ms: after every batch). With \
+         lab.clock = deterministic the clock advances 1 ms per input row.",
     ),
     key(
         STATE_BACKEND_TYPE,
@@ -702,6 +711,11 @@ impl Config {
     }
 
     /// `lab.clock`
+    /// `pipeline.auto-watermark-interval`
+    pub fn auto_watermark_interval(&self) -> Duration {
+        self.duration(AUTO_WATERMARK_INTERVAL)
+    }
+
     pub fn clock(&self) -> ClockKind {
         match self.enumeration(LAB_CLOCK) {
             "deterministic" => ClockKind::Deterministic,

@@ -103,6 +103,80 @@ pub struct TableDef {
     pub primary_key: Option<Vec<usize>>,
     /// The `WITH (...)` options, keys as written.
     pub options: BTreeMap<String, String>,
+    /// Per column: `None` for a physical column (the connector reads it),
+    /// or the expression of a computed column (`ts AS
+    /// TO_TIMESTAMP_LTZ(epoch_ms, 3)`) over the physical columns, in their
+    /// order. Empty when every column is physical.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub computed: Vec<Option<Expr>>,
+    /// `WATERMARK FOR rowtime AS expr`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watermark: Option<Box<WatermarkSpec>>,
+}
+
+/// A table's watermark declaration: its rowtime attribute (a column of
+/// type `TIMESTAMP(3)` or `TIMESTAMP_LTZ(3)`) and the watermark expression
+/// over the whole row.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WatermarkSpec {
+    pub rowtime: usize,
+    pub expr: Expr,
+    /// The expression as Flink's EXPLAIN prints it (`-(ts, 5000:INTERVAL SECOND)`).
+    pub text: String,
+}
+
+impl TableDef {
+    /// Whether some column is computed.
+    pub fn has_computed_columns(&self) -> bool {
+        self.computed.iter().any(Option::is_some)
+    }
+
+    /// The columns the connector reads: the physical ones, in order.
+    pub fn physical(&self) -> TableDef {
+        if !self.has_computed_columns() {
+            return TableDef {
+                watermark: None,
+                ..self.clone()
+            };
+        }
+        let fields = self
+            .schema
+            .fields
+            .iter()
+            .zip(&self.computed)
+            .filter(|(_, c)| c.is_none())
+            .map(|(f, _)| f.clone())
+            .collect();
+        TableDef {
+            name: self.name.clone(),
+            schema: Schema { fields },
+            primary_key: None,
+            options: self.options.clone(),
+            computed: Vec::new(),
+            watermark: None,
+        }
+    }
+
+    /// The expressions that make a full row from a physical one, or `None`
+    /// when there are no computed columns.
+    pub fn row_exprs(&self) -> Option<Vec<Expr>> {
+        if !self.has_computed_columns() {
+            return None;
+        }
+        let mut physical = 0;
+        Some(
+            self.computed
+                .iter()
+                .map(|c| match c {
+                    Some(e) => e.clone(),
+                    None => {
+                        physical += 1;
+                        Expr::Column(physical - 1)
+                    }
+                })
+                .collect(),
+        )
+    }
 }
 
 /// A query hint, e.g. `/*+ MULTI_JOIN(a, b) */` or
@@ -144,6 +218,15 @@ pub enum LogicalPlan {
         /// Hints attached to the SELECT this join belongs to.
         hints: Vec<Hint>,
     },
+    /// A window TVF (`TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size))`): the
+    /// input's columns, then `window_start`, `window_end` and `window_time`
+    /// of each window the row's `time_col` falls in (one row per window).
+    WindowTvf {
+        input: Box<LogicalPlan>,
+        time_col: usize,
+        window: operators::window::WindowSpec,
+        schema: Schema,
+    },
     /// Output: the group columns in order, then one column per call.
     Aggregate {
         input: Box<LogicalPlan>,
@@ -160,6 +243,7 @@ impl LogicalPlan {
             LogicalPlan::Scan { schema, .. }
             | LogicalPlan::Project { schema, .. }
             | LogicalPlan::Join { schema, .. }
+            | LogicalPlan::WindowTvf { schema, .. }
             | LogicalPlan::Aggregate { schema, .. } => schema,
             LogicalPlan::Filter { input, .. } => input.schema(),
         }
@@ -170,6 +254,7 @@ impl LogicalPlan {
             LogicalPlan::Scan { .. } => vec![],
             LogicalPlan::Filter { input, .. }
             | LogicalPlan::Project { input, .. }
+            | LogicalPlan::WindowTvf { input, .. }
             | LogicalPlan::Aggregate { input, .. } => vec![input],
             LogicalPlan::Join { left, right, .. } => vec![left, right],
         }

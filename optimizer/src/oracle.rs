@@ -34,18 +34,116 @@
 use crate::logical::{AggCall, AggFunc, JoinKind, LogicalPlan};
 use hashbrown::HashMap;
 use operators::changelog::{Change, RowKind};
+use operators::expr::Expr;
 use operators::value::{cmp_rows, DataType, Row, Value};
 
 /// Evaluates `plan`; `tables` gives the rows of the catalog table a `Scan`
 /// names (its `table`, not its alias). Returns the result multiset.
 pub fn evaluate(plan: &LogicalPlan, tables: &dyn Fn(&str) -> Vec<Row>) -> Vec<Row> {
+    evaluate_event_time(plan, tables, &Arrival::none())
+}
+
+/// How the rows of each table arrived, for the late rule of window
+/// aggregates (see [`evaluate_event_time`]).
+pub struct Arrival<'a> {
+    /// The table's watermark expression over its rows, if it has one.
+    pub watermark: &'a dyn Fn(&str) -> Option<Expr>,
+    /// Rows per source batch (`lab.source.batch-size`).
+    pub batch_size: usize,
+    /// `pipeline.auto-watermark-interval` in ms, on the deterministic clock
+    /// (one ms per row read).
+    pub interval_ms: u64,
+}
+
+impl Arrival<'_> {
+    /// No watermarks: nothing is late.
+    pub fn none() -> Arrival<'static> {
+        Arrival {
+            watermark: &|_| None,
+            batch_size: 1,
+            interval_ms: 0,
+        }
+    }
+
+    /// The watermark in force when each row of `rows` (in arrival order)
+    /// reached the operators: the last one the source emitted before the
+    /// row's batch. After each batch of `batch_size` rows the source's
+    /// watermark is the greatest its expression gave so far (NULL skipped);
+    /// it is emitted when it advanced and `interval_ms` passed on the clock
+    /// (rows read) since the last emission, or on the first emission, or
+    /// after every batch when the interval is 0.
+    pub fn watermarks_before(&self, table: &str, rows: &[Row]) -> Vec<i64> {
+        let Some(expr) = (self.watermark)(table) else {
+            return vec![i64::MIN; rows.len()];
+        };
+        let b = self.batch_size.max(1);
+        let mut out = Vec::with_capacity(rows.len());
+        let (mut current, mut emitted, mut emitted_at): (Option<i64>, Option<i64>, u64) =
+            (None, None, 0);
+        for (k, batch) in rows.chunks(b).enumerate() {
+            out.extend(std::iter::repeat_n(
+                emitted.unwrap_or(i64::MIN),
+                batch.len(),
+            ));
+            for row in batch {
+                if let Some(t) = expr.eval(row).as_ts() {
+                    current = Some(current.map_or(t, |c| c.max(t)));
+                }
+            }
+            let now = (k * b + batch.len()) as u64;
+            if let Some(w) = current {
+                let due = self.interval_ms == 0
+                    || emitted.is_none()
+                    || now - emitted_at >= self.interval_ms;
+                if due && emitted.is_none_or(|e| w > e) {
+                    emitted = Some(w);
+                    emitted_at = now;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// [`evaluate`] with the late rule of window aggregates: an aggregate
+/// grouped by `window_start` and `window_end` of a window TVF over a table
+/// counts a row in a window only when the window had not fired when the
+/// row arrived: the watermark at its arrival
+/// ([`Arrival::watermarks_before`]) was below the window's end - 1. (A
+/// row all of whose windows had fired is the one the stream drops as
+/// late.) A window TVF without an aggregate drops nothing.
+pub fn evaluate_event_time(
+    plan: &LogicalPlan,
+    tables: &dyn Fn(&str) -> Vec<Row>,
+    arrival: &Arrival,
+) -> Vec<Row> {
+    let eval = |p: &LogicalPlan| evaluate_event_time(p, tables, arrival);
     match plan {
         LogicalPlan::Scan { table, .. } => tables(table),
-        LogicalPlan::Filter { input, predicate } => evaluate(input, tables)
+        LogicalPlan::WindowTvf {
+            input,
+            time_col,
+            window,
+            ..
+        } => {
+            let mut out = Vec::new();
+            for row in eval(input) {
+                let Some(t) = row[*time_col].as_ts() else {
+                    continue;
+                };
+                for (start, end) in window.windows_of(t) {
+                    let mut r = row.clone();
+                    r.extend([Value::Ts(start), Value::Ts(end), Value::Ts(end - 1)]);
+                    out.push(r);
+                }
+            }
+            out
+        }
+        LogicalPlan::Filter { input, predicate } => eval(input)
             .into_iter()
             .filter(|row| predicate.is_true(row))
             .collect(),
-        LogicalPlan::Project { input, exprs, .. } => evaluate(input, tables)
+        LogicalPlan::Project { input, exprs, .. } => eval(input)
             .iter()
             .map(|row| exprs.iter().map(|e| e.eval(row)).collect())
             .collect(),
@@ -58,8 +156,8 @@ pub fn evaluate(plan: &LogicalPlan, tables: &dyn Fn(&str) -> Vec<Row>) -> Vec<Ro
             residual,
             ..
         } => {
-            let left_rows = evaluate(left, tables);
-            let right_rows = evaluate(right, tables);
+            let left_rows = eval(left);
+            let right_rows = eval(right);
             let right_width = right.schema().len();
             let mut out = Vec::new();
             for l in &left_rows {
@@ -87,7 +185,64 @@ pub fn evaluate(plan: &LogicalPlan, tables: &dyn Fn(&str) -> Vec<Row>) -> Vec<Ro
             group_by,
             aggs,
             ..
-        } => aggregate(&evaluate(input, tables), group_by, aggs),
+        } => {
+            // A window aggregate first drops the late rows of its table.
+            if let Some((table, time_col, window)) = windowed_table(input) {
+                let rows = tables(&table);
+                let before = arrival.watermarks_before(&table, &rows);
+                let mut windowed = Vec::new();
+                for (row, wm) in rows.into_iter().zip(before) {
+                    let Some(t) = row[time_col].as_ts() else {
+                        continue;
+                    };
+                    for (start, end) in window.windows_of(t) {
+                        if wm < end.saturating_sub(1) {
+                            let mut r = row.clone();
+                            r.extend([Value::Ts(start), Value::Ts(end), Value::Ts(end - 1)]);
+                            windowed.push(r);
+                        }
+                    }
+                }
+                return aggregate(&above_window(input, windowed), group_by, aggs);
+            }
+            aggregate(&eval(input), group_by, aggs)
+        }
+    }
+}
+
+/// Evaluates the projections and filters between an aggregate and its
+/// window TVF over `rows`, the TVF's output.
+fn above_window(plan: &LogicalPlan, rows: Vec<Row>) -> Vec<Row> {
+    match plan {
+        LogicalPlan::Project { input, exprs, .. } => above_window(input, rows)
+            .iter()
+            .map(|row| exprs.iter().map(|e| e.eval(row)).collect())
+            .collect(),
+        LogicalPlan::Filter { input, predicate } => above_window(input, rows)
+            .into_iter()
+            .filter(|row| predicate.is_true(row))
+            .collect(),
+        _ => rows,
+    }
+}
+
+/// The table, time column and window of the window TVF an aggregate's
+/// input (projections and filters) reads, when it reads one over a scan.
+fn windowed_table(plan: &LogicalPlan) -> Option<(String, usize, operators::window::WindowSpec)> {
+    match plan {
+        LogicalPlan::Project { input, .. } | LogicalPlan::Filter { input, .. } => {
+            windowed_table(input)
+        }
+        LogicalPlan::WindowTvf {
+            input,
+            time_col,
+            window,
+            ..
+        } => match input.as_ref() {
+            LogicalPlan::Scan { table, .. } => Some((table.clone(), *time_col, *window)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

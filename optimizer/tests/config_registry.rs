@@ -66,6 +66,7 @@ fn entries_list_every_key_in_canonical_text() {
         ("table.exec.state.ttl", "0 ms"),
         ("table.exec.sink.upsert-materialize", "AUTO"),
         ("parallelism.default", "1"),
+        ("pipeline.auto-watermark-interval", "200 ms"),
         ("state.backend.type", "hashmap"),
         ("lab.source.batch-size", "1024"),
         ("lab.state.dir", ""),
@@ -83,7 +84,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 22);
+    assert_eq!(keys.len(), 23);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(

@@ -27,6 +27,7 @@ fn the_rules_run_in_one_listed_order() {
         [
             "split_distinct_aggregate",
             "local_global_aggregate",
+            "window_agg_phase",
             "multi_join",
             "sink_upsert_materializer",
             "delta_join",
@@ -41,6 +42,7 @@ fn the_rules_run_in_one_listed_order() {
         [
             "split_distinct_aggregate",
             "local_global_aggregate",
+            "window_agg_phase",
             "sink_upsert_materializer",
             "update_before",
         ]

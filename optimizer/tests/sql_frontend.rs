@@ -642,12 +642,12 @@ fn error_unsupported_constructs() {
             "window functions (OVER) are not supported: 'COUNT(*) OVER (PARTITION BY url)'",
         ),
         (
-            "CREATE TABLE w (ts BIGINT, WATERMARK FOR ts AS ts - 5);",
-            "WATERMARK declarations are not supported (the lab has no event time)",
+            "CREATE TABLE w (ts BIGINT, t6 TIMESTAMP(6));",
+            "column type TIMESTAMP(6) of 't6' is not supported (the lab supports INT, BIGINT, STRING (or VARCHAR), DOUBLE, BOOLEAN, TIMESTAMP(3), TIMESTAMP_LTZ(3))",
         ),
         (
             "INSERT INTO sink2 SELECT url, UPPER(url) FROM clicks;",
-            "function UPPER is not supported (the lab supports COUNT, SUM, MIN, MAX, AVG, MOD, HASH_CODE and CAST(x AS DOUBLE))",
+            "function UPPER is not supported (the lab supports COUNT, SUM, MIN, MAX, AVG, MOD, HASH_CODE, TO_TIMESTAMP_LTZ and CAST(x AS DOUBLE))",
         ),
         (
             "INSERT INTO sink2 SELECT url, CAST(ts AS STRING) FROM clicks;",
@@ -675,7 +675,7 @@ fn error_unsupported_constructs() {
         ),
         (
             "CREATE TABLE d (x DATE);",
-            "column type DATE of 'x' is not supported (the lab supports INT, BIGINT, STRING (or VARCHAR), DOUBLE, BOOLEAN)",
+            "column type DATE of 'x' is not supported (the lab supports INT, BIGINT, STRING (or VARCHAR), DOUBLE, BOOLEAN, TIMESTAMP(3), TIMESTAMP_LTZ(3))",
         ),
         (
             "INSERT INTO sink2 SELECT url, ts FROM clicks WHERE url LIKE 'a%';",

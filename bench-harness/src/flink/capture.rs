@@ -156,6 +156,12 @@ fn parse_value(f: &Json, ty: DataType) -> Result<Value, String> {
             _ => return Err(bad()),
         },
         DataType::String => Value::str(f.as_str().ok_or_else(bad)?),
+        DataType::Timestamp | DataType::TimestampLtz => Value::Ts(
+            f.as_str()
+                .and_then(operators::value::parse_timestamp)
+                .ok_or_else(bad)?,
+        ),
+        DataType::Interval => Value::Int(f.as_i64().ok_or_else(bad)?),
     })
 }
 

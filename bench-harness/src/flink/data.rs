@@ -316,6 +316,12 @@ impl Encoder<'_> {
                 Value::Str(t) => {
                     s.push_str(&serde_json::to_string(&**t).expect("a string serialises"))
                 }
+                // JSON's SQL timestamp format is a string.
+                Value::Ts(t) => {
+                    s.push('"');
+                    s.push_str(&operators::value::format_timestamp(*t));
+                    s.push('"');
+                }
                 other => scalar(&mut s, other, self.types[i]),
             }
         }
@@ -333,6 +339,7 @@ fn scalar(out: &mut String, v: &Value, ty: DataType) {
         // Rust prints the shortest text that reads back as the same double.
         Value::Double(d) if ty == DataType::Double => write!(out, "{d:?}"),
         Value::Double(d) => write!(out, "{d}"),
+        Value::Ts(t) => write!(out, "{}", operators::value::format_timestamp(*t)),
         Value::Null | Value::Str(_) => Ok(()),
     };
 }

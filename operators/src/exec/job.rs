@@ -29,6 +29,12 @@ pub trait ChangeSource: Send {
     fn can_read_ahead(&self) -> bool {
         false
     }
+
+    /// The source's event-time watermark after the rows it has read (the
+    /// greatest its watermark expression gave so far), if it has one.
+    fn watermark(&self) -> Option<i64> {
+        None
+    }
 }
 
 /// What one subtask gets for a batch: the operator and the date of its
@@ -44,8 +50,9 @@ type SubtaskInput<'a> = (
 const READ_AHEAD_GROUP: usize = 8;
 const READ_AHEAD_GROUPS: usize = 4;
 
-/// One source batch: rows read and the changes.
-type SourceBatch = OpResult<(usize, Vec<Change>)>;
+/// One source batch: rows read, the changes and the source's watermark
+/// after them.
+type SourceBatch = OpResult<(usize, Vec<Change>, Option<i64>)>;
 
 /// How the job takes a source's batches.
 enum Feed<'a> {
@@ -64,14 +71,16 @@ impl Feed<'_> {
             Feed::Direct(source) => {
                 let mut batch = Vec::with_capacity(max);
                 let n = source.next_batch(max, &mut batch)?;
-                Ok((n, batch))
+                Ok((n, batch, source.watermark()))
             }
             Feed::Thread(rx, ready) => {
                 if ready.is_empty() {
                     // A reader that stopped sent its end (0 rows) or error first.
                     ready.extend(rx.recv().unwrap_or_default());
                 }
-                ready.pop_front().unwrap_or_else(|| Ok((0, Vec::new())))
+                ready
+                    .pop_front()
+                    .unwrap_or_else(|| Ok((0, Vec::new(), None)))
             }
         }
     }
@@ -91,8 +100,10 @@ fn read_ahead(
         let mut last = false;
         while group.len() < READ_AHEAD_GROUP && !last {
             let mut batch = returned.batch(max);
-            let item = source.next_batch(max, &mut batch).map(|n| (n, batch));
-            last = !matches!(item, Ok((n, _)) if n > 0);
+            let item = source
+                .next_batch(max, &mut batch)
+                .map(|n| (n, batch, source.watermark()));
+            last = !matches!(item, Ok((n, _, _)) if n > 0);
             group.push(item);
         }
         if tx.send(group).is_err() || last {
@@ -128,6 +139,9 @@ struct Stage {
     held_since: Vec<Option<Instant>>,
     outputs: Outputs,
     shuffled: u64,
+    /// The watermark of each input, and the stage's own (their least).
+    input_watermarks: Vec<i64>,
+    watermark: i64,
     /// How its operators were built to emit ([`JobBuilder::set_emission`]).
     emission: Emission,
 }
@@ -179,6 +193,8 @@ impl JobBuilder {
             held_since: vec![None; n],
             outputs: Vec::new(),
             shuffled: 0,
+            input_watermarks: Vec::new(),
+            watermark: i64::MIN,
             emission: Emission::Rows,
         });
         self.stages.len() - 1
@@ -264,9 +280,26 @@ impl JobBuilder {
         if let Some(k) = fed.iter().position(|f| !f) {
             return Err(format!("sink {k} ({}) is not fed", self.sinks[k].name));
         }
+        let mut stages = self.stages;
+        let ports: Vec<(usize, usize)> = self
+            .sources
+            .iter()
+            .flat_map(|s| &s.outputs)
+            .chain(stages.iter().flat_map(|s| &s.outputs))
+            .filter_map(|(t, _)| match t {
+                Target::Stage(s, i) => Some((*s, *i)),
+                Target::Sink(_) => None,
+            })
+            .collect();
+        for (s, i) in ports {
+            let w = &mut stages[s].input_watermarks;
+            if w.len() <= i {
+                w.resize(i + 1, i64::MIN);
+            }
+        }
         Ok(Job {
             sources: self.sources,
-            stages: self.stages,
+            stages,
             sinks: self.sinks,
             options,
             return_to_reader: None,
@@ -289,6 +322,9 @@ pub struct JobOptions {
     /// Advance the state clock by one millisecond per input record instead
     /// of by wall time (`lab.clock = deterministic`).
     pub deterministic_clock: bool,
+    /// A source emits its watermark when this much time passed on the
+    /// clock since it last did (0: after every batch).
+    pub watermark_interval_ms: u64,
 }
 
 pub struct Job {
@@ -410,6 +446,9 @@ impl Job {
         let mut input_rows = 0u64;
         let batch_size = self.options.batch_size.max(1);
         let mut done = vec![false; feeds.len()];
+        // Per source: the watermark it last emitted and when (clock ms).
+        let mut emitted: Vec<(Option<i64>, u64)> = vec![(None, 0); feeds.len()];
+        let interval = self.options.watermark_interval_ms;
         loop {
             let mut any = false;
             for (s, feed) in feeds.iter_mut().enumerate() {
@@ -417,10 +456,13 @@ impl Job {
                     continue;
                 }
                 let t = Instant::now();
-                let (n, batch) = feed.next(batch_size)?;
+                let (n, batch, watermark) = feed.next(batch_size)?;
                 self.source_wait += t.elapsed();
                 if n == 0 {
                     done[s] = true;
+                    // A bounded source ends with the greatest watermark,
+                    // which fires every window (Flink's MAX_WATERMARK).
+                    self.push_watermark_all(&outputs[s], i64::MAX)?;
                     continue;
                 }
                 any = true;
@@ -436,6 +478,15 @@ impl Job {
                 let from_reader = matches!(feed, Feed::Thread(..));
                 let stamps = vec![Some(Instant::now())];
                 self.push_all(&outputs[s], vec![batch], stamps, from_reader)?;
+                // Periodic emission on the lab's clock.
+                if let Some(w) = watermark {
+                    let (last, at) = emitted[s];
+                    let due = interval == 0 || last.is_none() || now.saturating_sub(at) >= interval;
+                    if due && last.is_none_or(|l| w > l) {
+                        emitted[s] = (Some(w), now);
+                        self.push_watermark_all(&outputs[s], w)?;
+                    }
+                }
                 progress(input_rows);
                 if let Some(lat) = self.options.bundle_latency {
                     if last_flush.elapsed() >= lat {
@@ -451,6 +502,77 @@ impl Job {
         self.flush_all()?;
         let wall = start.elapsed();
         Ok(self.report(input_rows, wall))
+    }
+
+    /// Sends a watermark to each of `outputs`.
+    fn push_watermark_all(
+        &mut self,
+        outputs: &[(Target, Exchange)],
+        watermark: i64,
+    ) -> OpResult<()> {
+        for (target, _) in outputs {
+            self.push_watermark(*target, watermark)?;
+        }
+        Ok(())
+    }
+
+    /// A watermark reaches input `port` of a stage: the stage's watermark
+    /// is the least of its inputs' (as a Flink task's is the least of its
+    /// channels'; every subtask of the upstream stage has the same one
+    /// here); when it advances, each subtask handles it, what they emit
+    /// goes downstream, and then the watermark.
+    fn push_watermark(&mut self, target: Target, watermark: i64) -> OpResult<()> {
+        let Target::Stage(s, port) = target else {
+            return Ok(());
+        };
+        let stage = &mut self.stages[s];
+        if watermark <= stage.input_watermarks[port] {
+            return Ok(());
+        }
+        stage.input_watermarks[port] = watermark;
+        let least = stage
+            .input_watermarks
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(watermark);
+        if least <= stage.watermark {
+            return Ok(());
+        }
+        stage.watermark = least;
+        let fire = |(op, load): (&mut Box<dyn Operator>, &mut SubtaskLoad)| {
+            let t = Instant::now();
+            let mut out = Vec::new();
+            let r = op.on_watermark(least, &mut out);
+            load.records_out += out.len() as u64;
+            load.busy += t.elapsed();
+            r.map(|_| out)
+        };
+        let outputs: Vec<OpResult<Vec<Change>>> = if stage.subtasks.len() == 1 {
+            stage
+                .subtasks
+                .iter_mut()
+                .zip(stage.load.iter_mut())
+                .map(fire)
+                .collect()
+        } else {
+            stage
+                .subtasks
+                .par_iter_mut()
+                .zip(stage.load.par_iter_mut())
+                .map(fire)
+                .collect()
+        };
+        let outputs = outputs.into_iter().collect::<OpResult<Vec<_>>>()?;
+        if outputs.iter().any(|o| !o.is_empty()) {
+            let now = Instant::now();
+            let stamps = vec![Some(now); outputs.len()];
+            self.push_from(s, outputs, stamps)?;
+        }
+        let targets = std::mem::take(&mut self.stages[s].outputs);
+        let r = self.push_watermark_all(&targets, least);
+        self.stages[s].outputs = targets;
+        r
     }
 
     /// Closes every stage's bundle, upstream first, pushing what it emits.

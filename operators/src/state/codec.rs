@@ -17,13 +17,14 @@ const TRUE: u8 = 2;
 const INT: u8 = 3;
 const DOUBLE: u8 = 4;
 const STR: u8 = 5;
+const TS: u8 = 6;
 
 /// Encoded length of one value.
 #[inline]
 pub fn value_len(v: &Value) -> usize {
     match v {
         Value::Null | Value::Bool(_) => 1,
-        Value::Int(_) | Value::Double(_) => 9,
+        Value::Int(_) | Value::Double(_) | Value::Ts(_) => 9,
         Value::Str(s) => 1 + varint_len(s.len() as u64) + s.len(),
     }
 }
@@ -67,6 +68,10 @@ pub fn encode_into(row: &[Value], out: &mut Vec<u8>) {
                 out.push(DOUBLE);
                 out.extend_from_slice(&d.to_bits().to_be_bytes());
             }
+            Value::Ts(t) => {
+                out.push(TS);
+                out.extend_from_slice(&((*t as u64) ^ (1 << 63)).to_be_bytes());
+            }
             Value::Str(s) => {
                 out.push(STR);
                 put_varint(out, s.len() as u64);
@@ -92,6 +97,11 @@ pub fn decode(bytes: &[u8], arity: usize) -> Option<(Row, usize)> {
                 let b: [u8; 8] = bytes.get(pos..pos + 8)?.try_into().ok()?;
                 pos += 8;
                 Value::Int((u64::from_be_bytes(b) ^ (1 << 63)) as i64)
+            }
+            TS => {
+                let b: [u8; 8] = bytes.get(pos..pos + 8)?.try_into().ok()?;
+                pos += 8;
+                Value::Ts((u64::from_be_bytes(b) ^ (1 << 63)) as i64)
             }
             DOUBLE => {
                 let b: [u8; 8] = bytes.get(pos..pos + 8)?.try_into().ok()?;
@@ -144,12 +154,13 @@ mod tests {
             Value::Bool(true),
             Value::Int(-5),
             Value::Double(1.5),
+            Value::Ts(-3),
             Value::str("héllo"),
         ];
         let mut buf = Vec::new();
         encode_into(&row, &mut buf);
         assert_eq!(buf.len(), row_len(&row));
-        assert_eq!(decode(&buf, 5).unwrap(), (row.clone(), buf.len()));
+        assert_eq!(decode(&buf, 6).unwrap(), (row.clone(), buf.len()));
         assert_eq!(decode_all(&buf).unwrap(), row);
     }
 

@@ -66,6 +66,7 @@ const T_FALSE: u8 = 1;
 const T_TRUE: u8 = 2;
 const T_INT: u8 = 3;
 const T_DOUBLE: u8 = 4;
+const T_TS: u8 = 5;
 
 /// A value as (tag, word); `None` for a `STRING`. Doubles keep their exact
 /// bits (`-0.0` stays `-0.0`).
@@ -76,6 +77,7 @@ fn pack(v: &Value) -> Option<(u8, u64)> {
         Value::Bool(b) => Some((if *b { T_TRUE } else { T_FALSE }, 0)),
         Value::Int(i) => Some((T_INT, *i as u64)),
         Value::Double(d) => Some((T_DOUBLE, d.to_bits())),
+        Value::Ts(t) => Some((T_TS, *t as u64)),
         Value::Str(_) => None,
     }
 }
@@ -85,6 +87,7 @@ fn unpack(tag: u8, word: u64) -> Value {
     match tag {
         T_INT => Value::Int(word as i64),
         T_DOUBLE => Value::Double(f64::from_bits(word)),
+        T_TS => Value::Ts(word as i64),
         T_FALSE => Value::Bool(false),
         T_TRUE => Value::Bool(true),
         _ => Value::Null,

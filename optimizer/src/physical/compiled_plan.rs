@@ -48,6 +48,9 @@ struct SettingsEntry {
     clock: ClockKind,
     reuse_sub_plan: bool,
     reuse_source: bool,
+    /// `"<n> ms"`; absent in plans from before watermarks (200 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    auto_watermark_interval: Option<String>,
 }
 
 impl SettingsEntry {
@@ -58,6 +61,7 @@ impl SettingsEntry {
             clock: s.clock,
             reuse_sub_plan: s.reuse_sub_plan,
             reuse_source: s.reuse_source,
+            auto_watermark_interval: Some(format_duration(s.watermark_interval)),
         }
     }
 
@@ -76,12 +80,17 @@ impl SettingsEntry {
             None => None,
             Some(text) => Some(duration(text, "settings.miniBatchAllowLatency", file)?),
         };
+        let watermark_interval = match &self.auto_watermark_interval {
+            None => Duration::from_millis(200),
+            Some(text) => duration(text, "settings.autoWatermarkInterval", file)?,
+        };
         Ok(JobSettings {
             source_batch_size: self.source_batch_size,
             mini_batch_latency: latency,
             clock: self.clock,
             reuse_sub_plan: self.reuse_sub_plan,
             reuse_source: self.reuse_source,
+            watermark_interval,
         })
     }
 }

@@ -163,6 +163,7 @@ pub fn build_job(
         bundle_latency: settings.bundle_latency(),
         backend: runtime.backend.clone(),
         deterministic_clock: settings.clock == ClockKind::Deterministic,
+        watermark_interval_ms: settings.watermark_interval.as_millis() as u64,
     };
     Ok((graph.b.build(options).map_err(PlanError::plan)?, stages))
 }
@@ -273,7 +274,8 @@ impl JobContext for JobGraph<'_> {
     }
 
     fn open(&self, table: &TableDef) -> Result<Box<dyn ChangeSource>> {
-        self.sources.open(table)
+        let src = self.sources.open(&table.physical())?;
+        Ok(super::node::source::with_time_attributes(src, table))
     }
 
     fn add_source(&mut self, source: Box<dyn ChangeSource>) -> Out {
@@ -291,7 +293,7 @@ impl JobContext for JobGraph<'_> {
         let read = match self.reads.get(&key) {
             Some(&s) => s,
             None => {
-                let s = self.b.add_source(self.sources.open(&source.table)?);
+                let s = self.b.add_source(self.open(&source.table)?);
                 self.reads.insert(key, s);
                 s
             }

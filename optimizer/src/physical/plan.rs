@@ -51,6 +51,14 @@ pub struct JobSettings {
     /// Whether a table scanned several times is read once
     /// (`table.optimizer.reuse-source-enabled`, which needs sub-plan reuse).
     pub reuse_source: bool,
+    /// How often a source emits its watermark
+    /// (`pipeline.auto-watermark-interval`).
+    #[serde(default = "default_watermark_interval")]
+    pub watermark_interval: Duration,
+}
+
+fn default_watermark_interval() -> Duration {
+    Duration::from_millis(200)
 }
 
 impl JobSettings {
@@ -68,6 +76,7 @@ impl JobSettings {
             clock: config.clock(),
             reuse_sub_plan: config.reuse_sub_plan_enabled(),
             reuse_source: config.reuse_source_enabled(),
+            watermark_interval: config.auto_watermark_interval(),
         }
     }
 

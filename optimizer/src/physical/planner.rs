@@ -19,18 +19,21 @@ use super::node::calc;
 use super::node::group_aggregate::GroupAggregate;
 use super::node::join::{Join, JoinHints};
 use super::node::source::Source;
+use super::node::window_aggregate::WindowAggregate;
+use super::node::window_table_function::WindowTableFunction;
 use super::plan::{JobSettings, PhysicalNode, PhysicalPlan, QueryPlan, SinkPlan};
 use super::rules::{PhysicalOptimizer, RuleContext};
 use super::state_ttl;
 use crate::catalog_view::CatalogView;
 use crate::config::Config;
 use crate::error::{PlanError, Result};
-use crate::logical::{AggFunc, InsertStatement, JoinKind, LogicalPlan};
+use crate::logical::{AggCall, AggFunc, Field, InsertStatement, JoinKind, LogicalPlan, Schema};
 use operators::agg::{AggKind, AggSpec};
 use operators::changelog::SinkEncoding;
 use operators::expr::Expr;
 use operators::join::JoinStateLayout;
 use operators::join::JoinType;
+use operators::value::DataType;
 
 /// Plans `INSERT INTO sink <query>`.
 pub fn plan_insert(
@@ -124,6 +127,25 @@ fn translate(
                 calc::over(child, None, Some(exprs.clone()), schema.clone())
             }
         }
+        LogicalPlan::WindowTvf {
+            input,
+            time_col,
+            window,
+            schema,
+        } => {
+            let child = translate(input, catalog, config)?;
+            let parallelism = child.parallelism;
+            PhysicalNode::new(
+                WindowTableFunction {
+                    window: *window,
+                    time_col: *time_col,
+                },
+                vec![child],
+                schema.clone(),
+                None,
+                parallelism,
+            )
+        }
         LogicalPlan::Aggregate {
             input,
             group_by,
@@ -131,24 +153,11 @@ fn translate(
             schema,
             hints,
         } => {
+            if let Some(w) = window_aggregate(input, group_by, aggs, schema, catalog, config)? {
+                return Ok(w);
+            }
             let child = translate(input, catalog, config)?;
-            let specs: Vec<AggSpec> = aggs
-                .iter()
-                .map(|a| AggSpec {
-                    kind: match a.func {
-                        AggFunc::CountStar => AggKind::CountStar,
-                        AggFunc::Count => AggKind::Count,
-                        AggFunc::Sum => AggKind::Sum,
-                        AggFunc::Min => AggKind::Min,
-                        AggFunc::Max => AggKind::Max,
-                        AggFunc::Avg => AggKind::Avg,
-                    },
-                    arg: a.arg,
-                    distinct: a.distinct,
-                    filter: a.filter,
-                    result_type: a.output_type,
-                })
-                .collect();
+            let specs: Vec<AggSpec> = aggs.iter().map(agg_spec).collect();
             let names: Vec<String> = aggs.iter().map(|a| a.name.clone()).collect();
             let hinted = state_ttl::hinted(hints)?;
             let ttl = state_ttl::ttl_for(state_ttl::input_alias(input).as_deref(), &hinted, config);
@@ -217,4 +226,185 @@ fn translate(
             Join::over(l, r, join, schema.clone(), config.parallelism())
         }
     })
+}
+
+fn agg_spec(a: &AggCall) -> AggSpec {
+    AggSpec {
+        kind: match a.func {
+            AggFunc::CountStar => AggKind::CountStar,
+            AggFunc::Count => AggKind::Count,
+            AggFunc::Sum => AggKind::Sum,
+            AggFunc::Min => AggKind::Min,
+            AggFunc::Max => AggKind::Max,
+            AggFunc::Avg => AggKind::Avg,
+        },
+        arg: a.arg,
+        distinct: a.distinct,
+        filter: a.filter,
+        result_type: a.output_type,
+    }
+}
+
+/// An aggregate grouped by `window_start` and `window_end` of a window TVF
+/// (through the Project that computes its columns and any filters), as
+/// Flink plans it: a `WindowAggregate` over a Calc of the TVF's input
+/// (group keys, arguments, filters, then the time column), and a Calc
+/// putting its output in the query's order. `None` when the aggregate
+/// does not group by a window.
+fn window_aggregate(
+    input: &LogicalPlan,
+    group_by: &[usize],
+    aggs: &[AggCall],
+    schema: &Schema,
+    catalog: &dyn CatalogView,
+    config: &Config,
+) -> Result<Option<PhysicalNode>> {
+    let LogicalPlan::Project {
+        input: inner,
+        exprs,
+        schema: pschema,
+    } = input
+    else {
+        return Ok(None);
+    };
+    let mut predicates = Vec::new();
+    let mut below = inner.as_ref();
+    while let LogicalPlan::Filter { input, predicate } = below {
+        predicates.push(predicate.clone());
+        below = input;
+    }
+    let LogicalPlan::WindowTvf {
+        input: data,
+        time_col,
+        window,
+        ..
+    } = below
+    else {
+        return Ok(None);
+    };
+    let n = data.schema().len();
+    let position = |c: usize| group_by.iter().position(|&g| exprs[g] == Expr::Column(c));
+    let (start, end) = (position(n), position(n + 1));
+    let (Some(start), Some(end)) = (start, end) else {
+        if start.is_some() || end.is_some() {
+            return Err(PlanError::unsupported(
+                "a window aggregate groups by both window_start and window_end",
+            ));
+        }
+        return Ok(None);
+    };
+    let reads_window = |e: &Expr| {
+        let mut cols = Vec::new();
+        e.columns(&mut cols);
+        cols.iter().any(|&c| c >= n)
+    };
+    if predicates.iter().any(reads_window) {
+        return Err(PlanError::unsupported(
+            "a filter on window_start, window_end or window_time below a window aggregate is not supported",
+        ));
+    }
+    if let Some(a) = aggs.iter().find(|a| a.distinct) {
+        return Err(PlanError::unsupported(format!(
+            "DISTINCT in a window aggregate is not supported yet ({})",
+            a.name
+        )));
+    }
+    // The Calc below: every Project column but the two window keys, then
+    // the time column.
+    let window_keys = [group_by[start], group_by[end]];
+    let mut calc_exprs = Vec::new();
+    let mut calc_fields = Vec::new();
+    let mut new_pos = vec![usize::MAX; exprs.len()];
+    for (i, e) in exprs.iter().enumerate() {
+        if window_keys.contains(&i) {
+            continue;
+        }
+        if reads_window(e) {
+            return Err(PlanError::unsupported(format!(
+                "window aggregate: '{}' reads a window column; only GROUP BY window_start, window_end is supported",
+                pschema.fields[i].name
+            )));
+        }
+        new_pos[i] = calc_exprs.len();
+        calc_exprs.push(e.clone());
+        calc_fields.push(pschema.fields[i].clone());
+    }
+    let time = calc_exprs.len();
+    calc_exprs.push(Expr::Column(*time_col));
+    calc_fields.push(data.schema().fields[*time_col].clone());
+    let predicate = predicates
+        .into_iter()
+        .reduce(|a, b| Expr::bin(operators::expr::BinOp::And, a, b));
+    let child = translate(data, catalog, config)?;
+    let child = calc::over(
+        child,
+        predicate,
+        Some(calc_exprs),
+        Schema {
+            fields: calc_fields,
+        },
+    );
+    let keys: Vec<usize> = group_by
+        .iter()
+        .filter(|g| !window_keys.contains(g))
+        .map(|&g| new_pos[g])
+        .collect();
+    let specs: Vec<AggSpec> = aggs
+        .iter()
+        .map(|a| AggSpec {
+            arg: a.arg.map(|c| new_pos[c]),
+            filter: a.filter.map(|c| new_pos[c]),
+            ..agg_spec(a)
+        })
+        .collect();
+    let ng = group_by.len();
+    let mut fields: Vec<Field> = group_by
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != start && *i != end)
+        .map(|(i, _)| schema.fields[i].clone())
+        .collect();
+    fields.extend(schema.fields[ng..].iter().cloned());
+    let window_field = |name: &str| Field {
+        name: name.to_string(),
+        qualifier: None,
+        data_type: DataType::Timestamp,
+        nullable: false,
+    };
+    fields.push(window_field("window_start"));
+    fields.push(window_field("window_end"));
+    let k = keys.len();
+    let parallelism = if k == 0 { 1 } else { config.parallelism() };
+    let node = PhysicalNode::new(
+        WindowAggregate {
+            group_by: keys,
+            aggs: specs,
+            agg_names: aggs.iter().map(|a| a.name.clone()).collect(),
+            window: *window,
+            time_col: time,
+            global: false,
+        },
+        vec![child],
+        Schema { fields },
+        None,
+        parallelism,
+    );
+    // The query's order: group columns (window_start and window_end where
+    // it groups them), then the calls.
+    let na = aggs.len();
+    let mut other = 0;
+    let order: Vec<Expr> = (0..ng)
+        .map(|i| {
+            if i == start {
+                Expr::Column(k + na)
+            } else if i == end {
+                Expr::Column(k + na + 1)
+            } else {
+                other += 1;
+                Expr::Column(other - 1)
+            }
+        })
+        .chain((0..na).map(|j| Expr::Column(k + j)))
+        .collect();
+    Ok(Some(calc::over(node, None, Some(order), schema.clone())))
 }

@@ -23,9 +23,9 @@ impl Catalog {
     }
 
     /// Adds a table; returns it back if one of that name (any case) exists.
-    pub fn add(&mut self, table: TableDef) -> Result<(), TableDef> {
+    pub fn add(&mut self, table: TableDef) -> Result<(), Box<TableDef>> {
         if self.get(&table.name).is_some() {
-            return Err(table);
+            return Err(Box::new(table));
         }
         self.tables.push(table);
         Ok(())

@@ -3,32 +3,19 @@
 
 use super::catalog::Catalog;
 use super::names::{did_you_mean, err_at, list, single_name, At};
+use super::time_clauses::{add_computed, bind_watermark, TimeClauses};
+use super::types::{lab_type, SUPPORTED_TYPES};
 use crate::error::PlanError;
 use crate::logical::{Field, Schema, TableDef};
-use operators::value::DataType;
 use sqlparser::ast::{self, Spanned};
 use std::collections::BTreeMap;
-
-pub(crate) const SUPPORTED_TYPES: &str = "INT, BIGINT, STRING (or VARCHAR), DOUBLE, BOOLEAN";
-
-/// The lab type of a SQL type, if it has one.
-pub(crate) fn lab_type(t: &ast::DataType) -> Option<DataType> {
-    use ast::DataType as T;
-    Some(match t {
-        T::Int(_) | T::Integer(_) => DataType::Int,
-        T::BigInt(_) => DataType::BigInt,
-        T::String(_) | T::Varchar(_) | T::CharacterVarying(_) => DataType::String,
-        T::Double(_) | T::DoublePrecision => DataType::Double,
-        T::Boolean | T::Bool => DataType::Boolean,
-        _ => return None,
-    })
-}
 
 /// Binds a `CREATE TABLE` and adds the table to `catalog`. Returns `None`
 /// for `CREATE TABLE IF NOT EXISTS` of a table that exists.
 pub(crate) fn bind_create_table(
     catalog: &mut Catalog,
     ct: &ast::CreateTable,
+    clauses: TimeClauses,
 ) -> Result<Option<TableDef>, PlanError> {
     let name = single_name(&ct.name, "table")?;
     let unsupported = |what: &str| {
@@ -198,12 +185,20 @@ pub(crate) fn bind_create_table(
         }
     }
 
+    let (fields, computed, primary_key) =
+        add_computed(&name, fields, primary_key, clauses.computed)?;
+    let watermark = match clauses.watermark {
+        Some(w) => Some(Box::new(bind_watermark(&name, &fields, w)?)),
+        None => None,
+    };
     let options = bind_options(&ct.table_options)?;
     let def = TableDef {
         name,
         schema: Schema { fields },
         primary_key,
         options,
+        computed,
+        watermark,
     };
     catalog
         .add(def.clone())

@@ -90,6 +90,16 @@ fn node(plan: &LogicalPlan, depth: usize, out: &mut String) {
             format!("Scan(table=[{table}]{alias}, fields=[{}])", names(schema))
         }
         LogicalPlan::Filter { predicate, .. } => format!("Filter(condition=[{predicate}])"),
+        LogicalPlan::WindowTvf {
+            time_col,
+            window,
+            schema,
+            ..
+        } => format!(
+            "WindowTvf(window=[{}], fields=[{}])",
+            window.explain(&format!("time_col=[${time_col}]")),
+            names(schema)
+        ),
         LogicalPlan::Project { exprs, schema, .. } => format!(
             "Project(exprs=[{}], fields=[{}])",
             exprs

@@ -8,8 +8,8 @@
 //! group column, and any other column reference is an error ("Expression 'x'
 //! is not being grouped").
 
-use super::ddl::{lab_type, SUPPORTED_TYPES};
 use super::names::{did_you_mean, err_at, list, At};
+use super::types::{lab_type, SUPPORTED_TYPES};
 use crate::error::PlanError;
 use crate::logical::{AggFunc, Field};
 use operators::expr::{BinOp, Expr};
@@ -403,6 +403,73 @@ fn coerce(t: Typed, to: Option<DataType>) -> Expr {
     }
 }
 
+/// The milliseconds of `INTERVAL 'n' unit` (SECOND, MINUTE, HOUR or DAY,
+/// singular or plural; `n` may have up to 3 decimals for SECOND).
+pub(crate) fn interval_millis(iv: &ast::Interval) -> Result<i64, PlanError> {
+    use ast::DateTimeField as F;
+    let node = &ast::Expr::Interval(iv.clone());
+    let (unit_ms, unit) = match &iv.leading_field {
+        Some(F::Second | F::Seconds) => (1000, "SECOND"),
+        Some(F::Minute | F::Minutes) => (60_000, "MINUTE"),
+        Some(F::Hour | F::Hours) => (3_600_000, "HOUR"),
+        Some(F::Day | F::Days) => (86_400_000, "DAY"),
+        _ => {
+            return Err(unsupported_at(
+                format!("interval '{iv}' is not supported (the lab takes INTERVAL 'n' SECOND, MINUTE, HOUR or DAY)"),
+                node,
+            ))
+        }
+    };
+    if iv.last_field.is_some() {
+        return Err(unsupported_at(
+            format!("interval '{iv}' is not supported (the lab takes INTERVAL 'n' SECOND, MINUTE, HOUR or DAY)"),
+            node,
+        ));
+    }
+    let text = match iv.value.as_ref() {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => s.clone(),
+            ast::Value::Number(s, _) => s.clone(),
+            other => other.to_string(),
+        },
+        other => other.to_string(),
+    };
+    let bad = || {
+        validation_at(
+            format!("Illegal interval literal format '{text}' for INTERVAL {unit}"),
+            node,
+        )
+    };
+    let t = text.trim();
+    let (negative, t) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t),
+    };
+    let (whole, frac) = match t.split_once('.') {
+        Some((w, f)) => (w, f),
+        None => (t, ""),
+    };
+    if whole.is_empty()
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > 3
+        || (!frac.is_empty() && unit != "SECOND")
+    {
+        return Err(bad());
+    }
+    let whole: i64 = whole.parse().map_err(|_| bad())?;
+    let frac_ms: i64 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse::<i64>().map_err(|_| bad())? * 10i64.pow(3 - frac.len() as u32)
+    };
+    let ms = whole
+        .checked_mul(unit_ms)
+        .and_then(|m| m.checked_add(frac_ms))
+        .ok_or_else(bad)?;
+    Ok(if negative { -ms } else { ms })
+}
+
 fn literal_number(s: &str, node: &impl Spanned) -> Result<Typed, PlanError> {
     if s.contains(['.', 'e', 'E']) {
         let d: f64 = s
@@ -522,6 +589,14 @@ impl<'a> Ctx<'a> {
             E::Identifier(id) => self.column(std::slice::from_ref(id)),
             E::CompoundIdentifier(ids) => self.column(ids),
             E::Value(v) => self.literal(v),
+            E::Interval(iv) => {
+                let ms = interval_millis(iv)?;
+                Ok(Typed::new(
+                    Expr::Literal(Value::Int(ms)),
+                    DataType::Interval,
+                    false,
+                ))
+            }
             E::Nested(inner) => self.bind(inner),
             E::UnaryOp { op, expr } => self.unary(e, *op, expr),
             E::BinaryOp { left, op, right } => self.binary(e, op, left, right),
@@ -777,6 +852,25 @@ impl<'a> Ctx<'a> {
     }
 
     fn arithmetic(&self, e: &ast::Expr, op: BinOp, l: Typed, r: Typed) -> Result<Typed, PlanError> {
+        // A timestamp plus or minus an interval is a timestamp of its type.
+        if let (Some(t), Some(DataType::Interval), BinOp::Add | BinOp::Sub) = (l.ty, r.ty, op) {
+            if t.is_timestamp() {
+                return Ok(Typed {
+                    expr: Expr::bin(op, l.expr, r.expr),
+                    ty: Some(t),
+                    nullable: l.nullable,
+                });
+            }
+        }
+        if let (Some(DataType::Interval), Some(t), BinOp::Add) = (l.ty, r.ty, op) {
+            if t.is_timestamp() {
+                return Ok(Typed {
+                    expr: Expr::bin(op, l.expr, r.expr),
+                    ty: Some(t),
+                    nullable: r.nullable,
+                });
+            }
+        }
         let ok = |t: Option<DataType>| t.is_none_or(|t| t.is_numeric());
         if !ok(l.ty) || !ok(r.ty) {
             return Err(validation_at(
@@ -1066,6 +1160,50 @@ impl<'a> Ctx<'a> {
                 let r = self.bind(b)?;
                 self.arithmetic(e, BinOp::Mod, l, r)
             }
+            "TO_TIMESTAMP_LTZ" => {
+                let args = self.scalar_args(e, f, "TO_TIMESTAMP_LTZ")?;
+                let [a, p] = args.as_slice() else {
+                    return Err(validation_at(
+                        format!(
+                            "TO_TIMESTAMP_LTZ expects 2 arguments (epoch, precision 0 or 3), found {}",
+                            args.len()
+                        ),
+                        e,
+                    ));
+                };
+                let unit_ms = match p {
+                    ast::Expr::Value(v) => match &v.value {
+                        ast::Value::Number(n, _) if n == "3" => 1,
+                        ast::Value::Number(n, _) if n == "0" => 1000,
+                        _ => 0,
+                    },
+                    _ => 0,
+                };
+                if unit_ms == 0 {
+                    return Err(validation_at(
+                        format!("TO_TIMESTAMP_LTZ's precision must be 0 (seconds) or 3 (milliseconds), found '{p}'"),
+                        *p,
+                    ));
+                }
+                let t = self.bind(a)?;
+                if t.ty.is_some_and(|t| !t.is_integer()) {
+                    return Err(validation_at(
+                        format!(
+                            "TO_TIMESTAMP_LTZ takes an integer epoch, found {}: '{a}'",
+                            ty_name(t.ty)
+                        ),
+                        *a,
+                    ));
+                }
+                Ok(Typed::new(
+                    Expr::ToTimestamp {
+                        expr: Box::new(t.expr),
+                        unit_ms,
+                    },
+                    DataType::TimestampLtz,
+                    t.nullable,
+                ))
+            }
             "HASH_CODE" => {
                 let args = self.scalar_args(e, f, "HASH_CODE")?;
                 let [a] = args.as_slice() else {
@@ -1079,7 +1217,7 @@ impl<'a> Ctx<'a> {
             }
             _ => Err(unsupported_at(
                 format!(
-                    "function {name} is not supported (the lab supports COUNT, SUM, MIN, MAX, AVG, MOD, HASH_CODE and CAST(x AS DOUBLE))"
+                    "function {name} is not supported (the lab supports COUNT, SUM, MIN, MAX, AVG, MOD, HASH_CODE, TO_TIMESTAMP_LTZ and CAST(x AS DOUBLE))"
                 ),
                 e,
             )),

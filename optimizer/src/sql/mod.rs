@@ -27,6 +27,9 @@ mod names;
 mod nesting;
 mod query;
 mod script;
+mod time_clauses;
+mod types;
+mod window_tvf;
 
 pub use catalog::Catalog;
 pub use explain::{explain_logical, schema_string};
@@ -225,9 +228,52 @@ pub fn bind_query(catalog: &Catalog, sql_select: &str) -> Result<LogicalPlan, Pl
     }
 }
 
+/// `TABLE t` as an argument of a table function (a window TVF's data), with
+/// the `TABLE` blanked: the parser reads the argument as the name `t`.
+fn table_arguments_as_names(text: &str) -> String {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let Ok(tokens) = Tokenizer::new(&GenericDialect {}, text).tokenize_with_location() else {
+        return text.to_string();
+    };
+    let tokens: Vec<_> = tokens
+        .into_iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .collect();
+    let index = script::LineIndex::new(text);
+    let mut blank = Vec::new();
+    for i in 1..tokens.len().saturating_sub(1) {
+        let is_table = matches!(&tokens[i].token, Token::Word(w) if w.keyword == Keyword::TABLE && w.quote_style.is_none());
+        let after_open = matches!(
+            tokens[i - 1].token,
+            Token::LParen | Token::Comma | Token::RArrow
+        );
+        let before_name = matches!(tokens[i + 1].token, Token::Word(_));
+        if is_table && after_open && before_name {
+            blank.push((
+                index.offset(tokens[i].span.start),
+                index.offset(tokens[i].span.end),
+            ));
+        }
+    }
+    if blank.is_empty() {
+        return text.to_string();
+    }
+    text.char_indices()
+        .map(|(i, c)| {
+            if blank.iter().any(|&(a, b)| i >= a && i < b) {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 fn parse_one(raw: &script::RawStatement) -> Result<ast::Statement, PlanError> {
+    let text = table_arguments_as_names(&raw.text);
     let mut stmts = sqlparser::parser::Parser::new(&GenericDialect {})
-        .try_with_sql(&raw.text)
+        .try_with_sql(&text)
         .and_then(|mut p| p.parse_statements())
         .map_err(|e| script::map_parser_error(e).at(raw.end_line, raw.end_column))?;
     match stmts.len() {
@@ -253,10 +299,18 @@ fn bind_raw(
     if let Some(stmt) = plan_statement(catalog, raw)? {
         return Ok(Some(stmt));
     }
-    let stmt = parse_one(raw)?;
+    let (text, clauses) = if starts_with_create(&raw.text) {
+        time_clauses::extract(&raw.text)?
+    } else {
+        (raw.text.clone(), Default::default())
+    };
+    let stmt = parse_one(&script::RawStatement {
+        text,
+        ..raw.clone()
+    })?;
     match &stmt {
         ast::Statement::CreateTable(ct) => {
-            Ok(ddl::bind_create_table(catalog, ct)?.map(Statement::CreateTable))
+            Ok(ddl::bind_create_table(catalog, ct, clauses)?.map(Statement::CreateTable))
         }
         ast::Statement::Insert(insert) => Ok(Some(Statement::Insert(located(
             query::bind_insert(catalog, insert)?,
@@ -277,6 +331,14 @@ fn bind_raw(
             script::statement_kind(other)
         ))),
     }
+}
+
+/// Whether the statement is a `CREATE ...` (computed columns and the
+/// watermark are read before the parser sees it).
+fn starts_with_create(text: &str) -> bool {
+    text.trim_start()
+        .get(..6)
+        .is_some_and(|w| w.eq_ignore_ascii_case("CREATE"))
 }
 
 /// `EXPLAIN [...] <statement>`: the statement (the head was read by the

@@ -634,6 +634,22 @@ impl<'a> QueryBinder<'a> {
                 }
                 Ok((bound.plan, fields))
             }
+            ast::TableFactor::TableFunction { expr, alias } => {
+                let (plan, fields, name) = super::window_tvf::bind(self.catalog, expr)?;
+                let alias_name = alias.as_ref().map(|a| a.name.value.clone()).unwrap_or(name);
+                Self::add_name(names, &alias_name, tf)?;
+                let mut fields: Vec<Field> = fields
+                    .into_iter()
+                    .map(|f| Field {
+                        qualifier: Some(alias_name.clone()),
+                        ..f
+                    })
+                    .collect();
+                if let Some(a) = alias {
+                    Self::alias_columns(&mut fields, a)?;
+                }
+                Ok((plan, fields))
+            }
             ast::TableFactor::NestedJoin {
                 table_with_joins,
                 alias,

@@ -65,19 +65,19 @@ const EXPLAIN_DETAILS: [&str; 4] = [
 ];
 
 /// Maps script (line, column) to byte offsets.
-struct LineIndex<'a> {
+pub(crate) struct LineIndex<'a> {
     sql: &'a str,
     starts: Vec<usize>,
 }
 
 impl<'a> LineIndex<'a> {
-    fn new(sql: &'a str) -> LineIndex<'a> {
+    pub(crate) fn new(sql: &'a str) -> LineIndex<'a> {
         let mut starts = vec![0];
         starts.extend(sql.match_indices('\n').map(|(i, _)| i + 1));
         LineIndex { sql, starts }
     }
 
-    fn offset(&self, loc: Location) -> usize {
+    pub(crate) fn offset(&self, loc: Location) -> usize {
         let line = (loc.line.max(1) - 1) as usize;
         let Some(&start) = self.starts.get(line) else {
             return self.sql.len();
@@ -204,18 +204,6 @@ fn build(index: &LineIndex, tokens: &[&TokenWithSpan]) -> Result<Vec<RawStatemen
             marker,
         }
     };
-
-    if word_is(&first.token, Keyword::CREATE) {
-        if let Some(w) = significant
-            .iter()
-            .find(|t| word_named(&t.token, "WATERMARK"))
-        {
-            return Err(PlanError::unsupported(
-                "WATERMARK declarations are not supported (the lab has no event time)",
-            )
-            .at(w.span.start.line, w.span.start.column));
-        }
-    }
 
     // SET key = value
     if word_is(&first.token, Keyword::SET) {

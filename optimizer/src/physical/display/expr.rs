@@ -19,6 +19,7 @@ fn literal(v: &Value) -> String {
     match v {
         Value::Str(s) => format!("'{s}'"),
         Value::Null => "null".to_string(),
+        Value::Ts(t) => format!("{}:TIMESTAMP(3)", operators::value::format_timestamp(*t)),
         v => v.to_string(),
     }
 }
@@ -101,6 +102,11 @@ pub fn render(e: &Expr, names: &[String], style: Style) -> String {
         }
         Expr::Hash(x) => format!("HASH_CODE({})", r(x)),
         Expr::ToDouble(x) => format!("CAST({} AS DOUBLE)", r(x)),
+        Expr::ToTimestamp { expr, unit_ms } => format!(
+            "TO_TIMESTAMP_LTZ({}, {})",
+            r(expr),
+            if *unit_ms == 1 { 3 } else { 0 }
+        ),
     }
 }
 

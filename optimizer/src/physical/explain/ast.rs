@@ -62,6 +62,40 @@ fn node(plan: &LogicalPlan) -> Line {
             text: format!("LogicalTableScan(table=[[default_catalog, default_database, {table}]])"),
             inputs: vec![],
         },
+        LogicalPlan::WindowTvf {
+            input,
+            time_col,
+            window,
+            schema,
+        } => {
+            let ms = |v: i64| format!("{v}:INTERVAL MILLISECOND");
+            let sizes = match *window {
+                operators::window::WindowSpec::Tumble { size } => ms(size),
+                operators::window::WindowSpec::Hop { size, slide } => {
+                    format!("{}, {}", ms(slide), ms(size))
+                }
+                operators::window::WindowSpec::Cumulate { max_size, step } => {
+                    format!("{}, {}", ms(step), ms(max_size))
+                }
+            };
+            let name = match window {
+                operators::window::WindowSpec::Tumble { .. } => "TUMBLE",
+                operators::window::WindowSpec::Hop { .. } => "HOP",
+                operators::window::WindowSpec::Cumulate { .. } => "CUMULATE",
+            };
+            let row_type: Vec<String> = schema
+                .fields
+                .iter()
+                .map(|f| format!("{} {}", f.data_type.sql_name(), f.name))
+                .collect();
+            Line {
+                text: format!(
+                    "LogicalTableFunctionScan(invocation=[{name}(DESCRIPTOR(${time_col}), {sizes})], rowType=[RecordType({})])",
+                    row_type.join(", ")
+                ),
+                inputs: vec![node(input)],
+            }
+        }
         LogicalPlan::Filter { input, predicate } => Line {
             text: format!(
                 "LogicalFilter(condition=[{}])",

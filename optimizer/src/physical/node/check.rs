@@ -75,6 +75,9 @@ fn family(t: DataType) -> &'static str {
         DataType::Double => "DOUBLE",
         DataType::Boolean => "BOOLEAN",
         DataType::String => "STRING",
+        DataType::Timestamp => "TIMESTAMP(3)",
+        DataType::TimestampLtz => "TIMESTAMP_LTZ(3)",
+        DataType::Interval => "INTERVAL",
     }
 }
 
@@ -126,10 +129,17 @@ pub fn expr_type(at: &str, e: &Expr, types: &[DataType]) -> Result<Option<DataTy
             Value::Int(_) => Some(DataType::BigInt),
             Value::Double(_) => Some(DataType::Double),
             Value::Str(_) => Some(DataType::String),
+            Value::Ts(_) => Some(DataType::Timestamp),
         },
         Expr::Binary(op, l, r) => {
             let (a, b) = (ty(l)?, ty(r)?);
             match op {
+                BinOp::Add | BinOp::Sub
+                    if a.is_some_and(DataType::is_timestamp)
+                        && b.is_none_or(|b| b == DataType::Interval || b.is_integer()) =>
+                {
+                    a
+                }
                 BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
                     numeric(a, op.symbol())?;
                     numeric(b, op.symbol())?;
@@ -223,6 +233,24 @@ pub fn expr_type(at: &str, e: &Expr, types: &[DataType]) -> Result<Option<DataTy
         Expr::ToDouble(x) => {
             numeric(ty(x)?, "CAST AS DOUBLE")?;
             Some(DataType::Double)
+        }
+        Expr::ToTimestamp { expr, unit_ms } => {
+            match ty(expr)? {
+                Some(t) if !t.is_integer() => {
+                    return Err(invalid(
+                        at,
+                        format!("TO_TIMESTAMP_LTZ needs an integer, got {}: {e}", family(t)),
+                    ))
+                }
+                _ => {}
+            }
+            if ![1, 1000].contains(unit_ms) {
+                return Err(invalid(
+                    at,
+                    format!("unit_ms is 1 or 1000, found {unit_ms}"),
+                ));
+            }
+            Some(DataType::TimestampLtz)
         }
     })
 }

@@ -143,6 +143,9 @@ pub fn flink_type(t: DataType) -> &'static str {
         DataType::BigInt => "BIGINT",
         DataType::Double => "DOUBLE",
         DataType::String => "VARCHAR(2147483647)",
+        DataType::Timestamp => "TIMESTAMP(3)",
+        DataType::TimestampLtz => "TIMESTAMP_LTZ(3)",
+        DataType::Interval => "INTERVAL SECOND(3)",
     }
 }
 

@@ -43,9 +43,12 @@ pub mod expand;
 pub mod group_aggregate;
 pub mod join;
 pub mod local_group_aggregate;
+pub mod local_window_aggregate;
 pub mod multi_join;
 pub mod sink_materializer;
 pub mod source;
+pub mod window_aggregate;
+pub mod window_table_function;
 
 use crate::error::Result;
 use crate::logical::Schema;
@@ -251,6 +254,9 @@ node_kinds! {
     DeltaJoin(delta_join::DeltaJoin),
     SinkMaterializer(sink_materializer::SinkMaterializer),
     MultiJoin(multi_join::MultiJoin),
+    WindowAggregate(window_aggregate::WindowAggregate),
+    LocalWindowAggregate(local_window_aggregate::LocalWindowAggregate),
+    WindowTableFunction(window_table_function::WindowTableFunction),
 }
 
 impl NodeKind {

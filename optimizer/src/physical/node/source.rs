@@ -70,10 +70,14 @@ impl Source {
 /// Whether the table's connector takes a filter and projection into its
 /// read (Flink's `SupportsFilterPushDown`/`SupportsProjectionPushDown`).
 pub fn pushes_down(table: &TableDef) -> bool {
-    table
-        .options
-        .get("connector")
-        .is_some_and(|c| c.trim().eq_ignore_ascii_case("filesystem"))
+    // A table with computed columns or a watermark is read whole: its
+    // WatermarkAssigner sees every row (the lab pushes neither into the read).
+    !table.has_computed_columns()
+        && table.watermark.is_none()
+        && table
+            .options
+            .get("connector")
+            .is_some_and(|c| c.trim().eq_ignore_ascii_case("filesystem"))
 }
 
 /// The columns a scan reads: for a connector that takes the projection,
@@ -98,6 +102,23 @@ pub fn read_columns(
     used
 }
 
+/// `-(ts, 5000:INTERVAL SECOND)` as the execution plan prints it: `(ts -
+/// 5000:INTERVAL SECOND)`.
+fn infix_watermark(prefix: &str) -> String {
+    for op in ['-', '+'] {
+        if let Some(args) = prefix
+            .strip_prefix(op)
+            .and_then(|r| r.strip_prefix('('))
+            .and_then(|r| r.strip_suffix(')'))
+        {
+            if let Some((a, b)) = args.split_once(", ") {
+                return format!("({a} {op} {b})");
+            }
+        }
+    }
+    prefix.to_string()
+}
+
 /// A source with a fused Calc applied as it reads.
 struct CalcSource {
     inner: Box<dyn ChangeSource>,
@@ -119,6 +140,67 @@ impl ChangeSource for CalcSource {
         // A Calc is a pure function of its row.
         self.inner.can_read_ahead()
     }
+
+    fn watermark(&self) -> Option<i64> {
+        self.inner.watermark()
+    }
+}
+
+/// A table's read completed by its computed columns, keeping the
+/// table's watermark: the greatest value its watermark expression gave
+/// over the rows read so far (rows whose expression is NULL are skipped),
+/// as Flink's `WatermarkAssigner` computes it after the scan.
+struct TimeAttributeSource {
+    inner: Box<dyn ChangeSource>,
+    row: Option<Vec<Expr>>,
+    watermark: Option<Expr>,
+    current: Option<i64>,
+}
+
+impl ChangeSource for TimeAttributeSource {
+    fn next_batch(
+        &mut self,
+        max: usize,
+        out: &mut Vec<Change>,
+    ) -> operators::operator::OpResult<usize> {
+        let from = out.len();
+        let n = self.inner.next_batch(max, out)?;
+        for change in &mut out[from..] {
+            if let Some(exprs) = &self.row {
+                change.row = Expr::project(exprs, &change.row);
+            }
+            if let Some(w) = &self.watermark {
+                if let Some(t) = w.eval(&change.row).as_ts() {
+                    self.current = Some(self.current.map_or(t, |c| c.max(t)));
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn can_read_ahead(&self) -> bool {
+        self.inner.can_read_ahead()
+    }
+
+    fn watermark(&self) -> Option<i64> {
+        self.current
+    }
+}
+
+/// `src` (a read of `table.physical()`) completed with the table's
+/// computed columns and watermark; `src` itself when it has neither.
+pub fn with_time_attributes(src: Box<dyn ChangeSource>, table: &TableDef) -> Box<dyn ChangeSource> {
+    let row = table.row_exprs();
+    let watermark = table.watermark.as_ref().map(|w| w.expr.clone());
+    if row.is_none() && watermark.is_none() {
+        return src;
+    }
+    Box::new(TimeAttributeSource {
+        inner: src,
+        row,
+        watermark,
+        current: None,
+    })
 }
 
 impl super::NodeSpec for Source {
@@ -178,8 +260,40 @@ impl super::NodeSpec for Source {
         scan.parallelism = n.parallelism;
         scan.attrs
             .push(same("table", format!("[{}]", digest.join(", "))));
-        scan.attrs.push(same("fields", read_names.join(", ")));
+        let physical = table.physical();
+        let time = table.has_computed_columns() || table.watermark.is_some();
+        if time {
+            scan.attrs
+                .push(same("fields", physical.schema.names().join(", ")));
+        } else {
+            scan.attrs.push(same("fields", read_names.join(", ")));
+        }
         let mut top = scan;
+        if let Some(row) = table.row_exprs() {
+            let physical_names = unique_names(&physical.schema);
+            let mut calc =
+                ExplainNode::new("Calc", n, format!("COMPUTED|{row:?}|{}", top.identity));
+            calc.attrs.push(exprs("select", |s| {
+                select_items(&row, &physical_names, &table_names, s)
+            }));
+            calc.inputs.push(top);
+            top = calc;
+        }
+        if let Some(w) = &table.watermark {
+            let mut wa = ExplainNode::new(
+                "WatermarkAssigner",
+                n,
+                format!("WA|{}|{}", w.text, top.identity),
+            );
+            wa.attrs
+                .push(same("rowtime", table_names[w.rowtime].clone()));
+            wa.attrs.push(exprs("watermark", |style| match style {
+                Style::Prefix => w.text.clone(),
+                Style::Infix => infix_watermark(&w.text),
+            }));
+            wa.inputs.push(top);
+            top = wa;
+        }
         if ctx.under_mini_batch() {
             let interval = ctx.mini_batch_interval_ms();
             let mut mba = ExplainNode::new(
@@ -239,6 +353,34 @@ impl super::NodeSpec for Source {
                 width,
                 "the table",
             )?;
+        }
+        if !table.computed.is_empty() {
+            let at = check::field(node, "table.computed");
+            check::length(&at, table.computed.len(), width, "the table's columns")?;
+            let physical = table.physical().schema.types();
+            for (i, c) in table.computed.iter().enumerate() {
+                if let Some(e) = c {
+                    let at = format!("{at}[{i}]");
+                    let t = check::expr_type(&at, e, &physical)?;
+                    if !check::fits(t, types[i]) {
+                        return Err(check::invalid(
+                            at,
+                            format!("computes {t:?}, but the column is {}", types[i]),
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(w) = &table.watermark {
+            let at = check::field(node, "table.watermark");
+            check::columns(&format!("{at}.rowtime"), &[w.rowtime], width, "the table")?;
+            let t = check::expr_type(&format!("{at}.expr"), &w.expr, &types)?;
+            if !types[w.rowtime].is_timestamp() || !t.is_some_and(|t| t.is_timestamp()) {
+                return Err(check::invalid(
+                    at,
+                    "the rowtime column and the watermark expression must be timestamps",
+                ));
+            }
         }
         if let Some(p) = &self.predicate {
             check::predicate(&check::field(node, "predicate"), p, &types)?;

@@ -20,6 +20,7 @@ pub mod multi_join;
 pub mod sink_upsert_materializer;
 pub mod split_distinct;
 pub mod update_before;
+pub mod window_agg_phase;
 
 use super::node::PhysicalNode;
 use super::plan::SinkPlan;
@@ -70,6 +71,9 @@ impl PhysicalOptimizer {
             // After the split, so that each half of a split aggregate gets
             // phases of its own (Flink runs both halves local-global).
             Box::new(agg_strategy::LocalGlobalAggregate),
+            // Window aggregates: their own phases (Flink's window rule
+            // needs no mini-batch); nothing after it rewrites them.
+            Box::new(window_agg_phase::WindowAggPhase),
             // Before the sink rule, which keys the result by the sink's
             // primary key unless the query's unique key already is it:
             // fusing joins changes that unique key.

@@ -1,0 +1,12 @@
+//! Event-time windows: the slices and windows of the window TVFs, and the
+//! window aggregate that fires on the watermark.
+
+pub mod assigner;
+pub mod local_window_agg;
+pub mod tvf;
+pub mod window_agg;
+
+pub use assigner::WindowSpec;
+pub use local_window_agg::LocalWindowAggregateOperator;
+pub use tvf::WindowTableFunctionOperator;
+pub use window_agg::WindowAggregateOperator;

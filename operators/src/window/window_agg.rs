@@ -1,0 +1,236 @@
+//! The window aggregate: Flink's `WindowAggregate` over a window TVF
+//! (`SlicingWindowOperator`), one phase.
+//!
+//! Each record is added to the accumulator of its group key and its slice
+//! (see [`super::assigner`]), kept in a value state keyed by `(group key,
+//! slice end)`. A record is late, and dropped (counted as
+//! `numLateRecordsDropped`), when the last window its slice belongs to has
+//! fired: the operator's watermark is at least that window's end - 1, as
+//! Flink's `isWindowFired` has it. Otherwise a timer is set for the first
+//! window of the slice that has not fired.
+//!
+//! When the watermark passes a window's end - 1, each key with a timer
+//! there merges the slices of the window and emits one `+I` row: the group
+//! key, the aggregates, `window_start`, `window_end`. Windows fire in
+//! order of their end; keys of one window in the order their timers were
+//! set. A slice is deleted when the last window it belongs to has fired,
+//! so after the final watermark the state is empty. Timers live in memory
+//! (Flink keeps them in state; the lab counts the accumulators only).
+//!
+//! As the global half of a two-phase window aggregate
+//! (`GlobalWindowAggregate`, [`WindowAggregateOperator::with_partial_input`])
+//! it reads the partial accumulators a [`super::local_window_agg`] emits
+//! (group key, two slots per call, slice end) and merges them into the
+//! slice, with the same late rule on the partial's slice.
+
+use super::assigner::WindowSpec;
+use crate::agg::functions::{self, AggKind, AggSpec, SLOTS};
+use crate::changelog::Change;
+use crate::operator::{OpResult, Operator};
+use crate::state::{StateBackend, StateReport, ValueState};
+use crate::value::{Row, Value};
+use std::collections::{BTreeMap, HashSet};
+
+pub struct WindowAggregateOperator {
+    group_by: Vec<usize>,
+    aggs: Vec<AggSpec>,
+    time_col: usize,
+    window: WindowSpec,
+    /// (group key, slice end) -> accumulator slots.
+    slices: ValueState,
+    /// Window end -> keys with a timer there, in the order they were set.
+    timers: BTreeMap<i64, (Vec<Row>, HashSet<Row>)>,
+    watermark: i64,
+    late_dropped: u64,
+    /// Input rows are partial accumulators (key, slots, slice end).
+    partial: bool,
+}
+
+impl WindowAggregateOperator {
+    pub fn new(
+        backend: &StateBackend,
+        scope: &str,
+        group_by: Vec<usize>,
+        aggs: Vec<AggSpec>,
+        time_col: usize,
+        window: WindowSpec,
+    ) -> OpResult<WindowAggregateOperator> {
+        let slices = backend.value_state(scope, "window-aggs", SLOTS * aggs.len())?;
+        Ok(WindowAggregateOperator {
+            group_by,
+            aggs,
+            time_col,
+            window,
+            slices,
+            timers: BTreeMap::new(),
+            watermark: i64::MIN,
+            late_dropped: 0,
+            partial: false,
+        })
+    }
+
+    /// The global half of a two-phase window aggregate: its input rows are
+    /// the group key (its `group_by` columns, leading), two slots per
+    /// call, and the slice end (its `time_col`).
+    pub fn with_partial_input(mut self) -> WindowAggregateOperator {
+        self.partial = true;
+        self
+    }
+
+    /// Whether the window ending at `end` has fired at watermark `wm`.
+    fn fired(end: i64, wm: i64) -> bool {
+        wm >= end.saturating_sub(1)
+    }
+
+    fn set_timer(&mut self, end: i64, key: &Row) {
+        let (order, set) = self.timers.entry(end).or_default();
+        if set.insert(key.clone()) {
+            order.push(key.clone());
+        }
+    }
+
+    /// Adds one input row to the slots of every call.
+    pub(crate) fn accumulate(aggs: &[AggSpec], slots: &mut [Value], row: &[Value]) {
+        for (i, a) in aggs.iter().enumerate() {
+            if a.filter.is_some_and(|f| row[f] != Value::Bool(true)) {
+                continue;
+            }
+            let s = SLOTS * i;
+            match a.kind {
+                AggKind::CountStar => functions::apply(a.kind, slots, s, &Value::Null, 1),
+                kind => {
+                    let v = &row[a.arg.expect("an argument")];
+                    if v.is_null() {
+                        continue;
+                    }
+                    match kind {
+                        AggKind::Min | AggKind::Max => {
+                            functions::apply_extreme(kind, slots, s, v, 1, true);
+                        }
+                        _ => functions::apply(kind, slots, s, v, 1),
+                    }
+                }
+            }
+        }
+    }
+
+    fn init(&self) -> Row {
+        self.aggs
+            .iter()
+            .flat_map(|a| functions::init(a.kind))
+            .collect()
+    }
+
+    fn fire(&mut self, end: i64, key: Row, out: &mut Vec<Change>) -> OpResult<()> {
+        let mut merged: Option<Row> = None;
+        let mut later = false;
+        let mut full = key.clone();
+        full.push(Value::Null);
+        let k = full.len() - 1;
+        for slice in self.window.slices_of_window(end) {
+            full[k] = Value::Ts(slice);
+            let Some(slots) = self.slices.get(&full)? else {
+                continue;
+            };
+            let acc = merged.get_or_insert_with(|| self.init());
+            for (i, a) in self.aggs.iter().enumerate() {
+                let r = SLOTS * i..SLOTS * (i + 1);
+                functions::merge(a.kind, &mut acc[..], SLOTS * i, &slots[r]);
+            }
+            if self.window.last_window_end(slice) <= end {
+                self.slices.delete(&full)?;
+            } else {
+                later = true;
+            }
+        }
+        if let Some(acc) = merged {
+            let mut row = key.clone();
+            for (i, a) in self.aggs.iter().enumerate() {
+                row.push(functions::result(a, &acc[..], SLOTS * i));
+            }
+            row.push(Value::Ts(self.window.window_start(end)));
+            row.push(Value::Ts(end));
+            out.push(Change::insert(row));
+        }
+        if later {
+            if let Some(next) = self.window.next_window_end(end) {
+                self.set_timer(next, &key);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Operator for WindowAggregateOperator {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: Vec<Change>,
+        _out: &mut Vec<Change>,
+    ) -> OpResult<()> {
+        for change in batch {
+            let row = change.row;
+            let Some(t) = row[self.time_col].as_ts() else {
+                // A NULL time belongs to no window.
+                continue;
+            };
+            let slice = if self.partial {
+                t
+            } else {
+                self.window.slice_end(t)
+            };
+            if Self::fired(self.window.last_window_end(slice), self.watermark) {
+                self.late_dropped += 1;
+                continue;
+            }
+            let mut key: Row = self.group_by.iter().map(|&c| row[c].clone()).collect();
+            let mut first = self.window.first_window_end(slice);
+            while Self::fired(first, self.watermark) {
+                first = self
+                    .window
+                    .next_window_end(first)
+                    .expect("an unfired window holds the slice");
+            }
+            self.set_timer(first, &key);
+            key.push(Value::Ts(slice));
+            let init = self.init();
+            let aggs = &self.aggs;
+            let (partial, g) = (self.partial, self.group_by.len());
+            self.slices.modify(&key, |slot| {
+                let acc = slot.get_or_insert(init);
+                if partial {
+                    for (i, a) in aggs.iter().enumerate() {
+                        let p = g + SLOTS * i..g + SLOTS * (i + 1);
+                        functions::merge(a.kind, &mut acc[..], SLOTS * i, &row[p]);
+                    }
+                } else {
+                    Self::accumulate(aggs, acc, &row);
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    fn on_watermark(&mut self, watermark: i64, out: &mut Vec<Change>) -> OpResult<()> {
+        self.watermark = self.watermark.max(watermark);
+        while let Some(entry) = self.timers.first_entry() {
+            let end = *entry.key();
+            if !Self::fired(end, self.watermark) {
+                break;
+            }
+            let (keys, _) = entry.remove();
+            for key in keys {
+                self.fire(end, key, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn state_reports(&self) -> Vec<StateReport> {
+        vec![self.slices.report()]
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("numLateRecordsDropped", self.late_dropped)]
+    }
+}
