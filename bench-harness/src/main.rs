@@ -715,7 +715,7 @@ fn main() -> ExitCode {
             flink_rest,
             flink_set,
         } => (|| {
-            campaign::runner::run_campaign(&campaign::runner::CampaignArgs {
+            campaign::runner::run_campaign(&campaign::args::CampaignArgs {
                 spec: spec.clone(),
                 quick: *quick,
                 resume: *resume,

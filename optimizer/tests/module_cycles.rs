@@ -16,18 +16,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Cycles known and owned elsewhere; any other cycle fails the test, and
-/// so does a known one that is gone (remove it here).
-const KNOWN: &[&str] = &[
-    // The campaign code, which another change is reworking.
-    "bench-harness: campaign::baseline -> campaign::report -> campaign::baseline",
-    // The Flink engine inside campaigns (to break: `CampaignArgs` in a
-    // module of its own, `report::Data` out of `report`, and the campaign
-    // types `flink::campaign` needs below both).
-    "bench-harness: campaign::dispatch -> campaign::runner -> campaign::dispatch",
-    "bench-harness: campaign::engines -> campaign::report -> campaign::engines",
-    "bench-harness: campaign -> flink -> campaign",
-];
+/// Cycles known and owned elsewhere (none today); any other cycle fails
+/// the test, and so does a known one that is gone (remove it here).
+const KNOWN: &[&str] = &[];
 
 /// A module's path below its crate root (`physical::node::join`).
 type Module = Vec<String>;

@@ -9,7 +9,7 @@
 
 use super::cells;
 use super::metrics::Metric;
-use super::report::{self, Data, RUN_INFO, SPEC_COPY};
+use super::report_data::{self, Data, RUN_INFO, SPEC_COPY};
 use super::results::RESULTS;
 use super::spec::Spec;
 use super::CampaignError;
@@ -139,7 +139,7 @@ pub fn save(out: &Path, name: &str) -> Result<String, CampaignError> {
 /// Baseline `name` of the report in `out`: its spec and results.
 pub(super) fn load(out: &Path, name: &str) -> Result<(Spec, Data), CampaignError> {
     require(out, name)?;
-    let (spec, _, _, data) = report::load(&dir(out, name))?;
+    let (spec, _, _, data) = report_data::load(&dir(out, name))?;
     Ok((spec, data))
 }
 
@@ -252,7 +252,7 @@ pub(super) fn compare(
         base.points.iter().rev().map(|(i, p)| (p, *i)).collect();
     let mut rows = Vec::new();
     for (id, params) in &data.points {
-        let label = report::point_label(spec, params);
+        let label = report_data::point_label(spec, params);
         let point = if label.is_empty() {
             format!("point {id}")
         } else {

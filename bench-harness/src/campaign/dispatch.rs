@@ -4,9 +4,9 @@
 //! variant runs on Flink). A variant with `sinks` runs only those INSERTs,
 //! on either engine ([`crate::flink::rewrite::keep_sinks`]).
 
+use super::args::CampaignArgs;
 use super::machine;
 use super::metrics::{csv_value, Sample, METRICS};
-use super::runner::CampaignArgs;
 use super::spec::{Point, ScriptTemplate, Spec, Variant};
 use super::CampaignError;
 use crate::flink::campaign::{FlinkRunner, FlinkScriptRun};

@@ -18,7 +18,7 @@
 
 use super::cells;
 use super::metrics::{metric, Metric};
-use super::report::Data;
+use super::report_data::Data;
 use super::spec::{Spec, Variant};
 use crate::stats::{Ratio, Verdict};
 use std::fmt::Write as _;

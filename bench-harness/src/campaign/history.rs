@@ -13,7 +13,7 @@
 //! results file and completes the move into it.
 
 use super::crash_point;
-use super::report::{INDEX, RUN_INFO, SPEC_COPY};
+use super::report_data::{INDEX, RUN_INFO, SPEC_COPY};
 use super::results::{PARTIAL, RESULTS};
 use super::spec::Spec;
 use super::CampaignError;

@@ -7,9 +7,10 @@
 //! - [`spec`]: the spec format and its checks (`docs/campaigns.md`);
 //! - [`metrics`]: the metrics, one definition for CSV, charts and tables;
 //! - [`results`]: `results.csv` and its `.partial` file;
-//! - [`runner`]: `lab campaign`;
+//! - [`runner`]: `lab campaign`, with its arguments ([`args`]);
 //! - [`dispatch`]: one run of a variant, on the lab or on Flink;
-//! - [`report`]: charts and `index.md` from `results.csv` (`lab plot`);
+//! - [`report`]: charts and `index.md` from `results.csv` (`lab plot`),
+//!   read back by [`report_data`];
 //! - [`cells`]: how spread, ratios and changes are written;
 //! - [`engines`]: a campaign's variants on the lab against their twins on
 //!   Flink (`index.md`'s "Lab and Flink");
@@ -20,6 +21,7 @@
 //! - [`tune`]: `lab tune`;
 //! - [`machine`]: git revision, machine, peak RSS.
 
+pub mod args;
 pub mod baseline;
 pub mod cells;
 pub mod crash_point;
@@ -30,6 +32,7 @@ pub mod lock;
 pub mod machine;
 pub mod metrics;
 pub mod report;
+pub mod report_data;
 pub mod results;
 pub mod runner;
 pub mod spec;
@@ -72,6 +75,15 @@ impl CampaignError {
 impl From<crate::output::OutputError> for CampaignError {
     fn from(e: crate::output::OutputError) -> CampaignError {
         CampaignError::execution(e.to_string())
+    }
+}
+
+impl From<crate::flink::FlinkError> for CampaignError {
+    fn from(e: crate::flink::FlinkError) -> CampaignError {
+        CampaignError {
+            code: e.code,
+            message: e.message,
+        }
     }
 }
 

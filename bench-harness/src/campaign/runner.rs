@@ -28,41 +28,23 @@
 //! ([`super::baseline`]). The kill points of the crash tests are in
 //! [`super::crash_point`].
 
+use super::args::CampaignArgs;
 use super::baseline;
 use super::crash_point;
 use super::dispatch::{Engines, Measured};
 use super::history;
 use super::lock::ReportLock;
 use super::machine::{self, Machine};
-use super::report::{self, RunInfo};
+use super::report::{self, Rendered};
+use super::report_data::{RunInfo, INDEX, RUN_INFO, SPEC_COPY};
 use super::results::{write_table, RowWriter, Table, PARTIAL, RESULTS};
 use super::spec::{Plan, Point, ScriptTemplate, Spec, Variant, LEADING_COLUMNS};
 use super::CampaignError;
-use crate::flink::Engine;
 use crate::output::{self, errln, outln};
 use indicatif::{ProgressBar, ProgressStyle};
 use optimizer::session::explain_script;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-
-pub struct CampaignArgs {
-    pub spec: PathBuf,
-    pub quick: bool,
-    pub resume: bool,
-    /// Default: `reports/<name>/` under the current directory.
-    pub out: Option<PathBuf>,
-    pub quiet: bool,
-    /// Saves the finished run as this baseline.
-    pub save_baseline: Option<String>,
-    /// Compares the run with this saved baseline.
-    pub baseline: Option<String>,
-    /// The engine of variants that name none.
-    pub engine: Engine,
-    /// The Flink cluster's REST address (default: the local cluster).
-    pub flink_rest: Option<String>,
-    /// Configuration for every Flink run (keys the lab does not model).
-    pub flink_sets: Vec<(String, String)>,
-}
 
 /// One run: a point, a variant, a repeat (1-based).
 type RunKey = (usize, String, u32);
@@ -177,7 +159,7 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
             )?;
         }
     }
-    write_file(&out.join(report::SPEC_COPY), &spec.text)?;
+    write_file(&out.join(SPEC_COPY), &spec.text)?;
     let info = RunInfo {
         command: machine::command_line(),
         quick: args.quick,
@@ -185,7 +167,7 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
         baseline: args.baseline.clone(),
     };
     write_file(
-        &out.join(report::RUN_INFO),
+        &out.join(RUN_INFO),
         &toml::to_string(&info).map_err(|e| CampaignError::execution(e.to_string()))?,
     )?;
     let mut writer = RowWriter::replace(&partial, &header, &kept)?;
@@ -271,11 +253,7 @@ pub fn run_campaign(args: &CampaignArgs) -> Result<PathBuf, CampaignError> {
 
 /// What a finished campaign prints: where its files are, the summary per
 /// point, the change against a baseline, warnings.
-fn print_finished(
-    out: &Path,
-    results: &Path,
-    rendered: &report::Rendered,
-) -> Result<(), CampaignError> {
+fn print_finished(out: &Path, results: &Path, rendered: &Rendered) -> Result<(), CampaignError> {
     for w in &rendered.warnings {
         errln!("warning: {w}");
     }
@@ -284,7 +262,7 @@ fn print_finished(
         results.display(),
         rendered.rows,
         rendered.charts,
-        out.join(report::INDEX).display()
+        out.join(INDEX).display()
     )?;
     output::out(&format!("\n{}", rendered.summary))?;
     if let Some(changes) = &rendered.changes {
@@ -311,7 +289,7 @@ fn resume_finished(
             results.display()
         );
     }
-    let info_path = out.join(report::RUN_INFO);
+    let info_path = out.join(RUN_INFO);
     let mut info: Option<RunInfo> = std::fs::read_to_string(&info_path)
         .ok()
         .and_then(|t| toml::from_str(&t).ok());
@@ -333,18 +311,18 @@ fn resume_finished(
     // The spec matched the results (same points, variants and columns);
     // a spec.toml that differs (charts changed, or taken by a move to
     // history/ cut short) is replaced and the report redrawn.
-    let spec_copy = out.join(report::SPEC_COPY);
+    let spec_copy = out.join(SPEC_COPY);
     let spec = Spec::load(&args.spec)?;
     let spec_changed = std::fs::read_to_string(&spec_copy).ok().as_deref() != Some(&spec.text);
     if spec_changed {
         write_file(&spec_copy, &spec.text)?;
     }
-    if out.join(report::INDEX).exists() && !baseline_changed && !spec_changed {
+    if out.join(INDEX).exists() && !baseline_changed && !spec_changed {
         outln!(
             "lab campaign: nothing to resume: {} holds every run of this campaign and its \
              report ({}) is complete",
             results.display(),
-            out.join(report::INDEX).display()
+            out.join(INDEX).display()
         )?;
     } else {
         outln!(

@@ -88,15 +88,6 @@ impl From<crate::output::OutputError> for FlinkError {
     }
 }
 
-impl From<FlinkError> for crate::campaign::CampaignError {
-    fn from(e: FlinkError) -> crate::campaign::CampaignError {
-        crate::campaign::CampaignError {
-            code: e.code,
-            message: e.message,
-        }
-    }
-}
-
 impl std::fmt::Display for FlinkError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)
