@@ -122,3 +122,48 @@ fn a_chain_under_the_limit_explains_and_runs() {
         );
     }
 }
+
+/// The `changelog rows` line of `lab run`'s summary of `insert`.
+fn changelog_rows(dir: &std::path::Path, name: &str, insert: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("{DDL}{insert}\n")).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .arg("run")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("changelog rows"))
+        .unwrap_or_else(|| panic!("{name}: no changelog line in {stdout}"))
+        .to_string()
+}
+
+#[test]
+fn a_where_of_150_and_ed_comparisons_keeps_the_rows_its_one_real_condition_keeps() {
+    // 150 terms are 150 levels of AND (plus the deepest term), not 300:
+    // the chain is counted as the parser builds it.
+    let dir = tempfile::tempdir().unwrap();
+    let chain = (0..150)
+        .map(|i| format!("url <> 'no such url {i}'"))
+        .chain(["dwell > 0".to_string()])
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let long = changelog_rows(
+        dir.path(),
+        "chain.sql",
+        &format!("INSERT INTO out1 SELECT ts FROM clicks WHERE {chain};"),
+    );
+    let one = changelog_rows(
+        dir.path(),
+        "one.sql",
+        "INSERT INTO out1 SELECT ts FROM clicks WHERE dwell > 0;",
+    );
+    assert_eq!(long, one);
+}
