@@ -243,8 +243,9 @@ mod tests {
 
     #[test]
     fn nesting_inside_a_term_counts_under_the_chain() {
-        // The parenthesised term sits under both ANDs.
-        assert_eq!(measure("a AND ((b + 1) > 2) AND c"), 2 + 0 + 4);
+        // The parenthesised term (4 high) sits under both ANDs; the first
+        // term (`a`) is a leaf.
+        assert_eq!(measure("a AND ((b + 1) > 2) AND c"), 2 + 4);
         assert_eq!(measure("((((a)))) AND b"), 1 + 4);
     }
 
