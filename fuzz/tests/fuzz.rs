@@ -105,3 +105,27 @@ fn compiled_plans_never_crash() {
     assert_no_failure(&generated);
     assert!(generated.counts[&Category::Plan].ran > 0);
 }
+
+/// The compiled-plan cases stay in the plan format the lab reads today, so
+/// each reaches the checks it was saved for: a case the loader refuses for
+/// its shape (a missing or renamed field) would replay without crashing and
+/// test nothing. Each is refused by validation, with the JSON path of what
+/// is wrong.
+#[test]
+fn every_saved_plan_reaches_the_checks_on_load() {
+    for case in cases_of(|c| c == Category::Plan) {
+        let err = optimizer::session::explain_script_in("EXECUTE PLAN 'plan.json';", &case, &[])
+            .expect_err(&format!("{}: a saved crash case loads", case.display()))
+            .to_string();
+        assert!(
+            !err.contains("missing field") && !err.contains("unknown field"),
+            "{}: the plan no longer has the lab's format: {err}",
+            case.display()
+        );
+        assert!(
+            err.contains("plan.json: nodes[") || err.contains("plan.json: edges["),
+            "{}: refused without a JSON path: {err}",
+            case.display()
+        );
+    }
+}
