@@ -252,6 +252,17 @@ fn cases() -> Vec<Case> {
         case("orders_ttl_hint.sql"),
         // A statement set: one job for both sinks, one read of the file.
         case("clicks_statement_set.sql"),
+        // Window TVF aggregation on event time (watermarks, end of input
+        // firing the last windows): TUMBLE; HOP and CUMULATE two-phase at
+        // parallelism 2 (the lab keeps slices, Flink its own slices).
+        case("window_tumble.sql"),
+        Case {
+            sets: &[
+                ("parallelism.default", "2"),
+                ("table.optimizer.agg-phase-strategy", "TWO_PHASE"),
+            ],
+            ..case("window_hop.sql")
+        },
         // Flink's final checkpoint reports the state.
         Case {
             params: &[("rows", "20000"), ("keys", "1000"), ("skew", "1.0")],
