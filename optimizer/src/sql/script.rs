@@ -279,6 +279,20 @@ fn build(index: &LineIndex, tokens: &[&TokenWithSpan]) -> Result<Vec<RawStatemen
             .at(t.span.start.line, t.span.start.column));
         }
     }
+    // One EXPLAIN, before what it explains: the parser reads `EXPLAIN
+    // EXPLAIN ...` by recursion, a large stack frame per level, so a few
+    // dozen would overflow a thread's stack before the nesting bound
+    // (`nesting.rs`) saw anything deep.
+    if let Some(t) = significant[i..]
+        .iter()
+        .find(|t| word_is(&t.token, Keyword::EXPLAIN))
+    {
+        return Err(PlanError::parse(
+            "EXPLAIN inside a statement: EXPLAIN comes once, before the INSERT, SELECT or \
+             statement set it explains",
+        )
+        .at(t.span.start.line, t.span.start.column));
+    }
     // EXECUTE INSERT ... / EXECUTE STATEMENT SET BEGIN ... (not EXECUTE PLAN)
     let executes = word_is(&significant[i].token, Keyword::EXECUTE)
         && significant.get(i + 1).is_some_and(|t| {
@@ -504,6 +518,18 @@ mod tests {
         let s = split("EXPLAIN PLAN FOR SELECT 1").unwrap();
         assert_eq!(s[0].explain, Some(ExplainDetails::default()));
         assert_eq!(s[0].text.trim(), "SELECT 1");
+    }
+
+    #[test]
+    fn an_explain_of_an_explain_is_refused_where_the_second_one_is() {
+        let e = split("EXPLAIN\nEXPLAIN\nEXPLAIN INSERT INTO a SELECT 1").unwrap_err();
+        assert_eq!(
+            e.location.as_ref().map(|l| (l.line, l.column)),
+            Some((2, 1)),
+            "{e}"
+        );
+        let e = split("EXPLAIN PLAN FOR INSERT INTO a SELECT 1 FROM t WHERE EXPLAIN").unwrap_err();
+        assert!(e.message.contains("EXPLAIN inside a statement"), "{e}");
     }
 
     #[test]
