@@ -93,7 +93,8 @@ fn int(v: &Value) -> i64 {
 /// `PersonGenerator.lastBase0PersonId`.
 fn last_person(e: u64) -> u64 {
     let (epoch, offset) = (e / T, e % T);
-    epoch * P + offset.min(P - 1)
+    // Past the people of its epoch: the last of them.
+    epoch * P + if offset < P { offset } else { P - 1 }
 }
 
 /// `AuctionGenerator.lastBase0AuctionId` (-1 before the first auction).
@@ -301,9 +302,12 @@ fn out_of_order_groups_shuffle_event_times_within_a_group() {
     assert_eq!(ids, (1000..1000 + people.len() as i64).collect::<Vec<_>>());
 }
 
+/// A table, its options and the start of the error they give.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+
 #[test]
 fn bad_options_name_the_option() {
-    let cases: Vec<(&str, Vec<(&str, &str)>, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "bid",
             vec![],
