@@ -379,6 +379,10 @@ fn bad_options_name_the_option() {
         got.contains("connector 'nexmark' produces the columns (id BIGINT, name STRING"),
         "{got}"
     );
+    assert!(
+        got.contains("extra STRING) (for 'nexmark.table' = 'person'); the table declares"),
+        "{got}"
+    );
 }
 
 /// A huge event count streams: opening allocates nothing for it, and the

@@ -450,12 +450,12 @@ impl NexmarkSource {
                 ))
             }
         };
-        let expected: &[(&str, DataType)] = match kind {
-            EventKind::Person => &PERSON_SCHEMA,
-            EventKind::Auction => &AUCTION_SCHEMA,
-            EventKind::Bid => &BID_SCHEMA,
+        let (expected, note): (&[(&str, DataType)], &str) = match kind {
+            EventKind::Person => (&PERSON_SCHEMA, "for 'nexmark.table' = 'person'"),
+            EventKind::Auction => (&AUCTION_SCHEMA, "for 'nexmark.table' = 'auction'"),
+            EventKind::Bid => (&BID_SCHEMA, "for 'nexmark.table' = 'bid'"),
         };
-        check_schema(CONNECTOR, expected, "", column_names, types)?;
+        check_schema(CONNECTOR, expected, note, column_names, types)?;
         let config = NexmarkConfig::from_options(&opts)?;
         Ok(NexmarkSource::with_config(config, kind))
     }
