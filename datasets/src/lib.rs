@@ -7,7 +7,7 @@
 //! rows are all `+I`, `changelog-csv` carries the row kind in its first
 //! field) and the `datagen` connector generates a bounded, seeded, optionally
 //! Zipf-skewed stream ([`DatagenSource`]); the workload connectors `uv`,
-//! `colors`, `tenant` and `orders` ([`workloads`]) generate the seeded,
+//! `colors`, `tenant`, `orders` and `nexmark` ([`workloads`]) generate the seeded,
 //! skewed inputs of Flink's tuning examples. [`validate_sink_options`]
 //! checks a sink table's options. [`ChangelogCsvWriter`] and [`ResultCsvWriter`] write
 //! changelogs and results atomically (a file at the target path is always
@@ -37,5 +37,5 @@ pub use rng::LabRng;
 pub use source::{
     open_source, resolve_path, source_changelog_mode, validate_sink_options, SinkKind, VecSource,
 };
-pub use workloads::{ColorsSource, OrdersSource, TenantSource, UvSource};
+pub use workloads::{ColorsSource, NexmarkSource, OrdersSource, TenantSource, UvSource};
 pub use zipf::Zipf;

@@ -11,7 +11,7 @@
 //! |---|---|
 //! | `filesystem` | `path` (required; relative paths resolve against the SQL script's folder), `format` (required: `csv`, or `changelog-csv` = csv whose first field is the row kind), `csv.ignore-first-line` (`true`/`false`, default `false`), `csv.field-delimiter` (one character, default `,`; `\t` means tab) |
 //! | `datagen` | see [`crate::datagen`] |
-//! | `uv`, `colors`, `tenant`, `orders` | seeded workloads, see [`crate::workloads`] |
+//! | `uv`, `colors`, `tenant`, `orders`, `nexmark` | seeded workloads, see [`crate::workloads`] |
 //!
 //! Sinks ([`validate_sink_options`]): `blackhole` (no options), `print`
 //! (`print-identifier`), `filesystem` (`path`, `format` = `csv`).
@@ -75,7 +75,15 @@ impl ChangeSource for VecSource {
 }
 
 /// Source connectors.
-const SOURCE_CONNECTORS: [&str; 6] = ["colors", "datagen", "filesystem", "orders", "tenant", "uv"];
+const SOURCE_CONNECTORS: [&str; 7] = [
+    "colors",
+    "datagen",
+    "filesystem",
+    "nexmark",
+    "orders",
+    "tenant",
+    "uv",
+];
 /// Sink connectors.
 const SINK_CONNECTORS: [&str; 3] = ["blackhole", "filesystem", "print"];
 
@@ -406,11 +414,11 @@ mod tests {
         let cases = [
             (
                 vec![],
-                "table 'clicks': missing required option 'connector' (one of: 'colors', 'datagen', 'filesystem', 'orders', 'tenant', 'uv')",
+                "table 'clicks': missing required option 'connector' (one of: 'colors', 'datagen', 'filesystem', 'nexmark', 'orders', 'tenant', 'uv')",
             ),
             (
                 vec![("connector", "kafka")],
-                "table 'clicks': unknown connector 'kafka'; expected one of: 'colors', 'datagen', 'filesystem', 'orders', 'tenant', 'uv'",
+                "table 'clicks': unknown connector 'kafka'; expected one of: 'colors', 'datagen', 'filesystem', 'nexmark', 'orders', 'tenant', 'uv'",
             ),
             (
                 vec![("connector", "filesystem"), ("format", "csv")],

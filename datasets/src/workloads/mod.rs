@@ -9,6 +9,7 @@
 //! | [`uv`] | `day INT, user_id BIGINT, flag STRING` | insert-only | split distinct: one hot day, Zipf users |
 //! | [`colors`] | `color STRING, id BIGINT` | insert-only | local-global: one hot colour |
 //! | [`tenant`] | `tenant_id BIGINT, row_id BIGINT, payload STRING [, c1..cK BIGINT]` | `+I`, then `-U`/`+U` updates when `update-ratio > 0` | one input of the N-way MultiJoin benchmark, keyed by `(tenant_id, row_id)` |
+//! | [`nexmark`] | Nexmark's `person`, `auction` or `bid` (`'nexmark.table'`) | insert-only | the Nexmark benchmark's events, as its reference generator makes them |
 //! | [`orders`] | `order_id BIGINT, customer_id BIGINT, amount BIGINT` | insert-only | order lines whose orders stay open for a while (state TTL) |
 //!
 //! Every connector checks its options (an unknown key lists the allowed
@@ -23,6 +24,7 @@ mod draw;
 mod options;
 
 pub mod colors;
+pub mod nexmark;
 pub mod orders;
 pub mod tenant;
 pub mod uv;
@@ -32,6 +34,7 @@ use std::collections::BTreeMap;
 use operators::{ChangelogMode, DataType};
 
 pub use colors::ColorsSource;
+pub use nexmark::NexmarkSource;
 pub use orders::OrdersSource;
 pub use tenant::TenantSource;
 pub use uv::UvSource;
@@ -40,8 +43,9 @@ use crate::error::DatasetError;
 use operators::exec::ChangeSource;
 
 /// The workload connectors' names.
-pub const CONNECTORS: [&str; 4] = [
+pub const CONNECTORS: [&str; 5] = [
     colors::CONNECTOR,
+    nexmark::CONNECTOR,
     orders::CONNECTOR,
     tenant::CONNECTOR,
     uv::CONNECTOR,
@@ -65,6 +69,7 @@ pub fn open(
         colors::CONNECTOR => boxed(ColorsSource::new(options, column_names, types)),
         tenant::CONNECTOR => boxed(TenantSource::new(options, column_names, types)),
         orders::CONNECTOR => boxed(OrdersSource::new(options, column_names, types)),
+        nexmark::CONNECTOR => boxed(NexmarkSource::new(options, column_names, types)),
         _ => return None,
     })
 }
