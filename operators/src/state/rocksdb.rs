@@ -33,7 +33,9 @@ pub struct RocksDbStore {
     _dir: tempfile::TempDir,
 }
 
-fn cf_options() -> Options {
+/// The options of the lab's database and of each of its column families
+/// (public so a bench's raw RocksDB floor runs with the same ones).
+pub fn cf_options() -> Options {
     let mut o = Options::default();
     o.set_compression_type(DBCompressionType::None);
     o
@@ -138,10 +140,16 @@ struct Handle {
     metrics: StateMetrics,
 }
 
+/// The options of every write: no WAL (see the module doc).
+pub fn write_options() -> WriteOptions {
+    let mut o = WriteOptions::default();
+    o.disable_wal(true);
+    o
+}
+
 impl Handle {
     fn new(db: Arc<Db>, name: &str, cf: String) -> Handle {
-        let mut write_opts = WriteOptions::default();
-        write_opts.disable_wal(true);
+        let write_opts = write_options();
         Handle {
             db,
             name: name.to_string(),
