@@ -25,7 +25,8 @@ use operators::agg::{AggKind, AggSpec, GroupAggregateOperator};
 use operators::changelog::{Change, RowKind};
 use operators::operator::{Emission, Operator};
 use operators::state::codec::encode_into;
-use operators::state::rocksdb::{cf_options, write_options};
+use operators::state::rocksdb::write_options;
+use operators::state::rocksdb_options::RocksDbOptions;
 use operators::state::StateBackend;
 use operators::value::{DataType, Value};
 use rand::rngs::SmallRng;
@@ -91,7 +92,7 @@ fn acc_bytes(n: i64, sum: i64, out: &mut Vec<u8>) {
 /// built from the old one's count (read in place) and the record.
 fn rocksdb_get_put(data: &[Change]) -> usize {
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = cf_options();
+    let mut opts = RocksDbOptions::default().to_rocksdb();
     opts.create_if_missing(true);
     opts.create_missing_column_families(true);
     let db = rocksdb::DB::open_cf(&opts, dir.path(), ["acc"]).unwrap();

@@ -24,11 +24,13 @@
 pub mod codec;
 pub mod heap;
 pub mod rocksdb;
+pub mod rocksdb_options;
 pub mod ttl;
 
 pub use ttl::StateClock;
 
 use crate::value::{Row, Value};
+use rocksdb_options::RocksDbOptions;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -128,19 +130,47 @@ impl StateBackend {
     }
 
     /// A fresh RocksDB in a new directory under `parent` (the system
-    /// temporary directory when `None`), removed when the backend drops.
+    /// temporary directory when `None`), removed when the backend drops,
+    /// with Flink's default options.
     pub fn rocksdb(parent: Option<&Path>) -> StateResult<StateBackend> {
+        StateBackend::rocksdb_with(parent, &RocksDbOptions::default())
+    }
+
+    /// [`StateBackend::rocksdb`] with `options`.
+    pub fn rocksdb_with(
+        parent: Option<&Path>,
+        options: &RocksDbOptions,
+    ) -> StateResult<StateBackend> {
         Ok(StateBackend {
-            inner: Arc::new(Inner::RocksDb(rocksdb::RocksDbStore::open(parent)?)),
+            inner: Arc::new(Inner::RocksDb(rocksdb::RocksDbStore::open(
+                parent, options,
+            )?)),
             clock: StateClock::default(),
             ttls: Default::default(),
         })
     }
 
     pub fn new(kind: BackendKind, parent: Option<&Path>) -> StateResult<StateBackend> {
+        StateBackend::new_with(kind, parent, &RocksDbOptions::default())
+    }
+
+    /// [`StateBackend::new`]; RocksDB with `options`.
+    pub fn new_with(
+        kind: BackendKind,
+        parent: Option<&Path>,
+        options: &RocksDbOptions,
+    ) -> StateResult<StateBackend> {
         match kind {
             BackendKind::Heap => Ok(StateBackend::heap()),
-            BackendKind::RocksDb => StateBackend::rocksdb(parent),
+            BackendKind::RocksDb => StateBackend::rocksdb_with(parent, options),
+        }
+    }
+
+    /// The RocksDB options in effect; `None` on the heap backend.
+    pub fn rocksdb_options(&self) -> Option<&RocksDbOptions> {
+        match &*self.inner {
+            Inner::Heap => None,
+            Inner::RocksDb(store) => Some(store.options()),
         }
     }
 
