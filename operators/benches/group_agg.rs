@@ -9,6 +9,11 @@
 //! the same key and value bytes the operator reads and writes, on a
 //! database with the lab's options. After the group the bench prints each
 //! operator's rate as a share of its floor's (`support/floor_ratio.rs`).
+//! `rocksdb_async_state` is the RocksDB operator with asynchronous state
+//! execution (each batch's keys read with one `MultiGet`, written with one
+//! `WriteBatch`); before the group it also runs ten times in turn with
+//! `rocksdb` (one record at a time) and the bench prints its rate as a
+//! share of that one's.
 //! `heap` takes the operator's typed path for COUNT/SUM (as the lab runs
 //! it), `heap_general_path` the path every other aggregate takes, and
 //! `heap_kinds_only` the typed path feeding a sink that only counts kinds
@@ -222,6 +227,49 @@ fn bench(c: &mut Criterion) {
     });
     let heap = StateBackend::heap();
     let rocksdb = StateBackend::rocksdb(None).unwrap();
+    let operator = |backend: &StateBackend, async_state: bool| {
+        let op = GroupAggregateOperator::new(
+            backend,
+            &format!("bench-{}", rand::random::<u32>()),
+            vec![0],
+            specs(),
+            true,
+            true,
+        )
+        .unwrap();
+        if async_state {
+            op.with_async_state()
+        } else {
+            op
+        }
+    };
+    let run = |op: &mut GroupAggregateOperator, batches: &[Vec<Change>]| {
+        let mut out = Vec::new();
+        for batch in batches {
+            out.clear();
+            op.process_read(0, batch, &mut out).unwrap();
+        }
+    };
+    let batches: Vec<Vec<Change>> = data.chunks(1024).map(|c| c.to_vec()).collect();
+    // Asynchronous state against one record at a time on RocksDB, run in
+    // turns (so both see the same machine), each on a fresh operator.
+    let interleaved = floor_ratio::Timings::default();
+    for _ in 0..10 {
+        for (name, async_state) in [("rocksdb", false), ("rocksdb_async_state", true)] {
+            let mut op = operator(&rocksdb, async_state);
+            interleaved.time(name, || run(&mut op, &batches));
+        }
+    }
+    g.bench_function("rocksdb_async_state", |b| {
+        b.iter_batched(
+            || operator(&rocksdb, true),
+            |mut op| {
+                t.time("rocksdb_async_state", || run(&mut op, &batches));
+                op
+            },
+            BatchSize::LargeInput,
+        )
+    });
     for (name, backend, typed, kinds_only) in [
         ("heap", &heap, true, false),
         ("heap_kinds_only", &heap, true, true),
@@ -275,9 +323,16 @@ fn bench(c: &mut Criterion) {
         ("heap_kinds_only", "hashbrown_floor"),
         ("heap_general_path", "hashbrown_floor"),
         ("rocksdb", "rocksdb_get_put_floor"),
+        ("rocksdb_async_state", "rocksdb_get_put_floor"),
     ] {
         timings.print_ratio("group_agg", operator, floor, ROWS as u64);
     }
+    interleaved.print_ratio(
+        "group_agg, 10 interleaved runs",
+        "rocksdb_async_state",
+        "rocksdb",
+        ROWS as u64,
+    );
 }
 
 criterion_group!(benches, bench);

@@ -68,6 +68,7 @@ fn entries_list_every_key_in_canonical_text() {
         ("parallelism.default", "1"),
         ("pipeline.auto-watermark-interval", "200 ms"),
         ("state.backend.type", "hashmap"),
+        ("table.exec.async-state.enabled", "false"),
         ("state.backend.rocksdb.block.cache-size", "8 mb"),
         ("state.backend.rocksdb.block.blocksize", "4 kb"),
         ("state.backend.rocksdb.use-bloom-filter", "false"),
@@ -105,7 +106,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 35);
+    assert_eq!(keys.len(), 36);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(

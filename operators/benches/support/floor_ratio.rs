@@ -46,14 +46,15 @@ impl Timings {
         Some((rates[rates.len() / 2], rates[0], rates[rates.len() - 1]))
     }
 
-    /// Prints `operator`'s rate, `floor`'s rate, and their ratio (of medians).
+    /// Prints `operator`'s rate, `floor`'s rate (or any baseline's), and
+    /// their ratio (of medians).
     pub fn print_ratio(&self, group: &str, operator: &str, floor: &str, elements: u64) {
         let (Some(op), Some(fl)) = (self.rates(operator, elements), self.rates(floor, elements))
         else {
             return;
         };
         eprintln!(
-            "{group}: {operator} {:.3} M/s ({:.3}–{:.3}) vs {floor} {:.3} M/s ({:.3}–{:.3}): {:.1}% of the floor",
+            "{group}: {operator} {:.3} M/s ({:.3}–{:.3}) vs {floor} {:.3} M/s ({:.3}–{:.3}): {:.1}% of {floor}'s rate",
             op.0,
             op.1,
             op.2,

@@ -330,6 +330,24 @@ impl RocksValueState {
         keys: &[K],
         mut f: impl FnMut(usize, &mut Option<Row>) -> R,
     ) -> StateResult<Vec<R>> {
+        self.modify_slots(keys, |slots| {
+            slots
+                .iter_mut()
+                .enumerate()
+                .map(|(i, slot)| f(i, slot))
+                .collect()
+        })
+    }
+
+    /// Reads `keys` (distinct) with one `MultiGet`, lets `apply` change
+    /// their rows (`slots[i]` is key `i`'s), and writes what changed with
+    /// one `WriteBatch`: one read per key, then one write per key holding a
+    /// row, or one delete per key whose row was removed.
+    pub fn modify_slots<K: AsRef<[Value]>, R>(
+        &mut self,
+        keys: &[K],
+        apply: impl FnOnce(&mut [Option<Row>]) -> R,
+    ) -> StateResult<R> {
         let h = &mut self.inner;
         let n = keys.len();
         let mut encoded: Vec<u8> = std::mem::take(&mut h.key_buf);
@@ -359,13 +377,13 @@ impl RocksValueState {
             }
         }
 
-        // Results in the callers' order; new values encoded side by side.
-        let mut out = Vec::with_capacity(n);
+        let out = apply(&mut slots);
+
+        // New values encoded side by side.
         let mut values: Vec<u8> = std::mem::take(&mut h.val_buf);
         values.clear();
         let mut ranges: Vec<Option<(usize, usize)>> = Vec::with_capacity(n);
-        for (i, slot) in slots.iter_mut().enumerate() {
-            out.push(f(i, slot));
+        for (i, slot) in slots.iter().enumerate() {
             let key_len = key_at(i).len() as i64;
             match (slot.as_ref(), old[i]) {
                 (Some(row), old) => {
