@@ -8,6 +8,7 @@
 use crate::numbers::{self, Unit};
 use crate::stats::{self, MIN_TIMED_MS, MIN_WORK_MS};
 use operators::changelog::RowKind;
+use optimizer::config::StateBackendKind;
 use optimizer::session::InsertOutcome;
 use std::fmt::Write;
 use std::time::Duration;
@@ -125,6 +126,13 @@ pub fn render(o: &InsertOutcome) -> String {
         count(r.state_reads() as f64),
         count(r.state_writes() as f64)
     );
+    if o.config.state_backend() == StateBackendKind::RocksDb {
+        let _ = writeln!(
+            s,
+            "  rocksdb options   {}",
+            o.config.rocksdb_options().describe()
+        );
+    }
     join_summary(o, &mut s);
     let _ = writeln!(s, "  operators:");
     for (i, st) in r.stages.iter().enumerate() {

@@ -4,7 +4,16 @@
 //! must emit (`+I`, or `-U`/`+U`, one row `Vec` each), and emitting it as
 //! columns. Compare records per second within one run: the first floor is
 //! what the issue measures against, the others say how much of the
-//! distance is the changelog itself.
+//! distance is the changelog itself. The RocksDB operator has its own
+//! floor, `rocksdb_get_put_floor`: per record one `get` and one `put` of
+//! the same key and value bytes the operator reads and writes, on a
+//! database with the lab's options. After the group the bench prints each
+//! operator's rate as a share of its floor's (`support/floor_ratio.rs`).
+//! `rocksdb_async_state` is the RocksDB operator with asynchronous state
+//! execution (each batch's keys read with one `MultiGet`, written with one
+//! `WriteBatch`); before the group it also runs ten times in turn with
+//! `rocksdb` (one record at a time) and the bench prints its rate as a
+//! share of that one's.
 //! `heap` takes the operator's typed path for COUNT/SUM (as the lab runs
 //! it), `heap_general_path` the path every other aggregate takes, and
 //! `heap_kinds_only` the typed path feeding a sink that only counts kinds
@@ -20,10 +29,16 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use operators::agg::{AggKind, AggSpec, GroupAggregateOperator};
 use operators::changelog::{Change, RowKind};
 use operators::operator::{Emission, Operator};
+use operators::state::codec::encode_into;
+use operators::state::rocksdb::write_options;
+use operators::state::rocksdb_options::RocksDbOptions;
 use operators::state::StateBackend;
 use operators::value::{DataType, Value};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+
+#[path = "support/floor_ratio.rs"]
+mod floor_ratio;
 
 const ROWS: usize = 200_000;
 const KEYS: i64 = 100_000;
@@ -59,21 +74,82 @@ fn specs() -> Vec<AggSpec> {
     ]
 }
 
+/// The RocksDB operator's accumulator for `COUNT(*), SUM(v)` after `n`
+/// rows summing to `sum`: the row count, then two slots per call
+/// (`operators/src/agg/functions.rs`), encoded as the state stores it.
+fn acc_bytes(n: i64, sum: i64, out: &mut Vec<u8>) {
+    out.clear();
+    encode_into(
+        &[
+            Value::Int(n),
+            Value::Int(n),
+            Value::Null,
+            Value::Int(sum),
+            Value::Int(n),
+        ],
+        out,
+    );
+}
+
+/// One `get` and one `put` per record of the operator's key and value
+/// bytes on a fresh database with the lab's options, WAL off: what the
+/// backend costs with nothing of the operator around it. The new value is
+/// built from the old one's count (read in place) and the record.
+fn rocksdb_get_put(data: &[Change]) -> usize {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = RocksDbOptions::default().to_rocksdb();
+    opts.create_if_missing(true);
+    opts.create_missing_column_families(true);
+    let db = rocksdb::DB::open_cf(&opts, dir.path(), ["acc"]).unwrap();
+    let cf = db.cf_handle("acc").unwrap();
+    let wo = write_options();
+    let (mut key, mut value) = (Vec::with_capacity(16), Vec::with_capacity(64));
+    let mut found = 0;
+    for c in data {
+        key.clear();
+        encode_into(std::slice::from_ref(&c.row[0]), &mut key);
+        let v = c.row[1].as_int().unwrap();
+        // Tag byte, then the count as a sign-flipped big-endian word.
+        let n = match db.get_pinned_cf(cf, &key).unwrap() {
+            Some(old) => {
+                found += 1;
+                let word: [u8; 8] = old[1..9].try_into().unwrap();
+                (u64::from_be_bytes(word) ^ (1 << 63)) as i64
+            }
+            None => 0,
+        };
+        acc_bytes(n + 1, v, &mut value);
+        db.put_cf_opt(cf, &key, &value, &wo).unwrap();
+    }
+    found
+}
+
 fn bench(c: &mut Criterion) {
     let data = input();
+    let timings = floor_ratio::Timings::default();
+    let t = &timings;
     let mut g = c.benchmark_group("group_agg");
     g.throughput(Throughput::Elements(ROWS as u64));
     g.sample_size(10);
+    g.bench_function("rocksdb_get_put_floor", |b| {
+        b.iter_batched(
+            || (),
+            |()| t.time("rocksdb_get_put_floor", || rocksdb_get_put(&data)),
+            BatchSize::PerIteration,
+        )
+    });
     g.bench_function("hashbrown_floor", |b| {
         b.iter(|| {
-            let mut m: hashbrown::HashMap<i64, (i64, i64)> = hashbrown::HashMap::new();
-            for c in &data {
-                let k = c.row[0].as_int().unwrap();
-                let e = m.entry(k).or_insert((0, 0));
-                e.0 += 1;
-                e.1 += c.row[1].as_int().unwrap();
-            }
-            m.len()
+            t.time("hashbrown_floor", || {
+                let mut m: hashbrown::HashMap<i64, (i64, i64)> = hashbrown::HashMap::new();
+                for c in &data {
+                    let k = c.row[0].as_int().unwrap();
+                    let e = m.entry(k).or_insert((0, 0));
+                    e.0 += 1;
+                    e.1 += c.row[1].as_int().unwrap();
+                }
+                m.len()
+            })
         })
     });
     // The floor with the changelog: the same loop, also emitting each
@@ -151,6 +227,49 @@ fn bench(c: &mut Criterion) {
     });
     let heap = StateBackend::heap();
     let rocksdb = StateBackend::rocksdb(None).unwrap();
+    let operator = |backend: &StateBackend, async_state: bool| {
+        let op = GroupAggregateOperator::new(
+            backend,
+            &format!("bench-{}", rand::random::<u32>()),
+            vec![0],
+            specs(),
+            true,
+            true,
+        )
+        .unwrap();
+        if async_state {
+            op.with_async_state()
+        } else {
+            op
+        }
+    };
+    let run = |op: &mut GroupAggregateOperator, batches: &[Vec<Change>]| {
+        let mut out = Vec::new();
+        for batch in batches {
+            out.clear();
+            op.process_read(0, batch, &mut out).unwrap();
+        }
+    };
+    let batches: Vec<Vec<Change>> = data.chunks(1024).map(|c| c.to_vec()).collect();
+    // Asynchronous state against one record at a time on RocksDB, run in
+    // turns (so both see the same machine), each on a fresh operator.
+    let interleaved = floor_ratio::Timings::default();
+    for _ in 0..10 {
+        for (name, async_state) in [("rocksdb", false), ("rocksdb_async_state", true)] {
+            let mut op = operator(&rocksdb, async_state);
+            interleaved.time(name, || run(&mut op, &batches));
+        }
+    }
+    g.bench_function("rocksdb_async_state", |b| {
+        b.iter_batched(
+            || operator(&rocksdb, true),
+            |mut op| {
+                t.time("rocksdb_async_state", || run(&mut op, &batches));
+                op
+            },
+            BatchSize::LargeInput,
+        )
+    });
     for (name, backend, typed, kinds_only) in [
         ("heap", &heap, true, false),
         ("heap_kinds_only", &heap, true, true),
@@ -185,11 +304,13 @@ fn bench(c: &mut Criterion) {
                     // (`InputOwnership::Reads`), lent by the executor, which
                     // sends it back to its reader to free (here, after the
                     // timing; the floors only read their input too).
-                    let mut out = Vec::new();
-                    for batch in &batches {
-                        out.clear();
-                        op.process_read(0, batch, &mut out).unwrap();
-                    }
+                    t.time(name, || {
+                        let mut out = Vec::new();
+                        for batch in &batches {
+                            out.clear();
+                            op.process_read(0, batch, &mut out).unwrap();
+                        }
+                    });
                     (op, batches)
                 },
                 BatchSize::LargeInput,
@@ -197,6 +318,21 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+    for (operator, floor) in [
+        ("heap", "hashbrown_floor"),
+        ("heap_kinds_only", "hashbrown_floor"),
+        ("heap_general_path", "hashbrown_floor"),
+        ("rocksdb", "rocksdb_get_put_floor"),
+        ("rocksdb_async_state", "rocksdb_get_put_floor"),
+    ] {
+        timings.print_ratio("group_agg", operator, floor, ROWS as u64);
+    }
+    interleaved.print_ratio(
+        "group_agg, 10 interleaved runs",
+        "rocksdb_async_state",
+        "rocksdb",
+        ROWS as u64,
+    );
 }
 
 criterion_group!(benches, bench);

@@ -1,6 +1,11 @@
 //! A binary INNER join of two insert-only inputs on a key with ~4 rows per
 //! key and side, on both backends (each input record probes the other
-//! side's state and is added to its own).
+//! side's state and is added to its own), next to its floor,
+//! `hashbrown_floor`: the same rows joined by a plain `hashbrown` hash join
+//! (each side a map from key to its rows; each record probes the other
+//! side's map, emits one `+I` row `Vec` per match, and is added to its own
+//! side), in the same batches. After the group the bench prints each
+//! operator's rate as a share of the floor's (`support/floor_ratio.rs`).
 
 // The allocator of the `lab` binary, so operators are timed as the lab runs them.
 #[global_allocator]
@@ -15,6 +20,9 @@ use operators::state::StateBackend;
 use operators::value::Value;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+
+#[path = "support/floor_ratio.rs"]
+mod floor_ratio;
 
 const ROWS: usize = 50_000;
 const KEYS: i64 = 12_500;
@@ -31,8 +39,38 @@ fn side(seed: u64) -> Vec<Change> {
         .collect()
 }
 
+/// The plain hash join of `left` and `right` on column 1, in the
+/// operator's batches; returns the number of joined rows emitted.
+fn hashbrown_join(left: &[Change], right: &[Change]) -> usize {
+    let mut sides: [hashbrown::HashMap<i64, Vec<Vec<Value>>>; 2] = Default::default();
+    let mut out: Vec<Change> = Vec::with_capacity(8192);
+    let mut emitted = 0;
+    for (l, r) in left.chunks(1024).zip(right.chunks(1024)) {
+        emitted += out.len();
+        out.clear();
+        for (input, batch) in [(0, l), (1, r)] {
+            for c in batch {
+                let k = c.row[1].as_int().unwrap();
+                if let Some(others) = sides[1 - input].get(&k) {
+                    for o in others {
+                        let (a, b) = if input == 0 { (&c.row, o) } else { (o, &c.row) };
+                        let mut row = Vec::with_capacity(a.len() + b.len());
+                        row.extend_from_slice(a);
+                        row.extend_from_slice(b);
+                        out.push(Change::insert(row));
+                    }
+                }
+                sides[input].entry(k).or_default().push(c.row.clone());
+            }
+        }
+    }
+    emitted + out.len()
+}
+
 fn bench(c: &mut Criterion) {
     let (left, right) = (side(1), side(2));
+    let timings = floor_ratio::Timings::default();
+    let t = &timings;
     let spec = JoinSpec {
         join_type: JoinType::Inner,
         left_keys: vec![1],
@@ -46,6 +84,9 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("regular_join");
     g.throughput(Throughput::Elements(2 * ROWS as u64));
     g.sample_size(10);
+    g.bench_function("hashbrown_floor", |b| {
+        b.iter(|| t.time("hashbrown_floor", || hashbrown_join(&left, &right)))
+    });
     for (name, backend) in [
         ("heap", StateBackend::heap()),
         ("rocksdb", StateBackend::rocksdb(None).unwrap()),
@@ -61,12 +102,14 @@ fn bench(c: &mut Criterion) {
                     .unwrap()
                 },
                 |mut op| {
-                    let mut out = Vec::new();
-                    for (l, r) in left.chunks(1024).zip(right.chunks(1024)) {
-                        out.clear();
-                        op.process(0, l.to_vec(), &mut out).unwrap();
-                        op.process(1, r.to_vec(), &mut out).unwrap();
-                    }
+                    t.time(name, || {
+                        let mut out = Vec::new();
+                        for (l, r) in left.chunks(1024).zip(right.chunks(1024)) {
+                            out.clear();
+                            op.process(0, l.to_vec(), &mut out).unwrap();
+                            op.process(1, r.to_vec(), &mut out).unwrap();
+                        }
+                    });
                     op
                 },
                 BatchSize::LargeInput,
@@ -74,6 +117,9 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+    for operator in ["heap", "rocksdb"] {
+        timings.print_ratio("regular_join", operator, "hashbrown_floor", 2 * ROWS as u64);
+    }
 }
 
 criterion_group!(benches, bench);

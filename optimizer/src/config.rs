@@ -16,6 +16,7 @@
 //! the same).
 
 use crate::error::PlanError;
+use operators::state::rocksdb_options::{CompactionStyle, RocksDbOptions};
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -34,10 +35,26 @@ pub const DELTA_JOIN_CACHE_ENABLED: &str = "table.exec.delta-join.cache-enabled"
 pub const DELTA_JOIN_LEFT_CACHE_SIZE: &str = "table.exec.delta-join.left.cache-size";
 pub const DELTA_JOIN_RIGHT_CACHE_SIZE: &str = "table.exec.delta-join.right.cache-size";
 pub const STATE_TTL: &str = "table.exec.state.ttl";
+pub const ASYNC_STATE_ENABLED: &str = "table.exec.async-state.enabled";
 pub const SINK_UPSERT_MATERIALIZE: &str = "table.exec.sink.upsert-materialize";
 pub const PARALLELISM_DEFAULT: &str = "parallelism.default";
 pub const AUTO_WATERMARK_INTERVAL: &str = "pipeline.auto-watermark-interval";
 pub const STATE_BACKEND_TYPE: &str = "state.backend.type";
+pub const ROCKSDB_BLOCK_CACHE_SIZE: &str = "state.backend.rocksdb.block.cache-size";
+pub const ROCKSDB_BLOCK_SIZE: &str = "state.backend.rocksdb.block.blocksize";
+pub const ROCKSDB_USE_BLOOM_FILTER: &str = "state.backend.rocksdb.use-bloom-filter";
+pub const ROCKSDB_BLOOM_BITS_PER_KEY: &str = "state.backend.rocksdb.bloom-filter.bits-per-key";
+pub const ROCKSDB_WRITE_BUFFER_SIZE: &str = "state.backend.rocksdb.writebuffer.size";
+pub const ROCKSDB_WRITE_BUFFER_COUNT: &str = "state.backend.rocksdb.writebuffer.count";
+pub const ROCKSDB_WRITE_BUFFER_MERGE: &str = "state.backend.rocksdb.writebuffer.number-to-merge";
+pub const ROCKSDB_COMPACTION_STYLE: &str = "state.backend.rocksdb.compaction.style";
+pub const ROCKSDB_DYNAMIC_LEVEL_SIZE: &str =
+    "state.backend.rocksdb.compaction.level.use-dynamic-size";
+pub const ROCKSDB_TARGET_FILE_SIZE_BASE: &str =
+    "state.backend.rocksdb.compaction.level.target-file-size-base";
+pub const ROCKSDB_MAX_SIZE_LEVEL_BASE: &str =
+    "state.backend.rocksdb.compaction.level.max-size-level-base";
+pub const ROCKSDB_THREAD_NUM: &str = "state.backend.rocksdb.thread.num";
 pub const LAB_SOURCE_BATCH_SIZE: &str = "lab.source.batch-size";
 pub const LAB_STATE_DIR: &str = "lab.state.dir";
 pub const LAB_CLOCK: &str = "lab.clock";
@@ -55,6 +72,11 @@ pub enum ValueType {
     Long { min: Option<i64> },
     /// A duration in Flink's syntax, see [`parse_duration`].
     Duration,
+    /// A byte count in Flink's `MemorySize` syntax (`64mb`, `4 kb`, `100`),
+    /// see [`parse_memory_size`]; at least 1 byte.
+    MemorySize,
+    /// A floating-point number (Flink's `Double`), finite and > 0.
+    Double,
     /// One of the listed names, case-insensitive; stored as listed.
     Enum(&'static [&'static str]),
     /// Any text.
@@ -89,6 +111,7 @@ const DELTA_STRATEGIES: &[&str] = &["AUTO", "FORCE", "NONE"];
 const MATERIALIZE: &[&str] = &["NONE", "AUTO", "FORCE"];
 const BACKENDS: &[&str] = &["hashmap", "rocksdb"];
 const CLOCKS: &[&str] = &["processing", "deterministic"];
+const COMPACTION_STYLES: &[&str] = &["LEVEL", "UNIVERSAL", "FIFO"];
 
 const fn key(
     name: &'static str,
@@ -101,6 +124,8 @@ const fn key(
         ValueType::Integer { .. } => "Integer",
         ValueType::Long { .. } => "Long",
         ValueType::Duration => "Duration",
+        ValueType::MemorySize => "MemorySize",
+        ValueType::Double => "Double",
         ValueType::Enum(_) => "Enum",
         ValueType::String => "String",
     };
@@ -235,6 +260,88 @@ static KEYS: &[KeyInfo] = &[
         ValueType::Enum(BACKENDS),
         "hashmap",
         "The state backend: hashmap (heap) or rocksdb.",
+    ),
+    key(
+        ASYNC_STATE_ENABLED,
+        ValueType::Boolean,
+        "false",
+        "Asynchronous state execution: a group aggregate (one record at a time, \
+         calls without distinct or MIN/MAX value maps) reads each input batch's \
+         keys together (one RocksDB MultiGet) and writes them together, applying \
+         the records one at a time in order: the same changelog, fewer state \
+         reads. On the heap backend it changes nothing.",
+    ),
+    key(
+        ROCKSDB_BLOCK_CACHE_SIZE,
+        ValueType::MemorySize,
+        "8 mb",
+        "RocksDB: the LRU cache of data blocks (one for the run's database).",
+    ),
+    key(
+        ROCKSDB_BLOCK_SIZE,
+        ValueType::MemorySize,
+        "4 kb",
+        "RocksDB: user data packed per block of an SST file.",
+    ),
+    key(
+        ROCKSDB_USE_BLOOM_FILTER,
+        ValueType::Boolean,
+        "false",
+        "RocksDB: a full bloom filter in every new SST file.",
+    ),
+    key(
+        ROCKSDB_BLOOM_BITS_PER_KEY,
+        ValueType::Double,
+        "10.0",
+        "RocksDB: bits per key of the bloom filter (when it is used).",
+    ),
+    key(
+        ROCKSDB_WRITE_BUFFER_SIZE,
+        ValueType::MemorySize,
+        "64 mb",
+        "RocksDB: the size of one memtable before it is flushed to an SST file.",
+    ),
+    key(
+        ROCKSDB_WRITE_BUFFER_COUNT,
+        ValueType::Integer { min: Some(1) },
+        "2",
+        "RocksDB: the most memtables kept in memory per column family.",
+    ),
+    key(
+        ROCKSDB_WRITE_BUFFER_MERGE,
+        ValueType::Integer { min: Some(1) },
+        "1",
+        "RocksDB: the fewest memtables merged together before a flush.",
+    ),
+    key(
+        ROCKSDB_COMPACTION_STYLE,
+        ValueType::Enum(COMPACTION_STYLES),
+        "LEVEL",
+        "RocksDB: the compaction style (Flink's NONE is not offered).",
+    ),
+    key(
+        ROCKSDB_DYNAMIC_LEVEL_SIZE,
+        ValueType::Boolean,
+        "false",
+        "RocksDB: pick each level's target size dynamically.",
+    ),
+    key(
+        ROCKSDB_TARGET_FILE_SIZE_BASE,
+        ValueType::MemorySize,
+        "64 mb",
+        "RocksDB: the target size of a level-1 SST file.",
+    ),
+    key(
+        ROCKSDB_MAX_SIZE_LEVEL_BASE,
+        ValueType::MemorySize,
+        "256 mb",
+        "RocksDB: the upper bound of the base level's total size.",
+    ),
+    key(
+        ROCKSDB_THREAD_NUM,
+        ValueType::Integer { min: Some(1) },
+        "2",
+        "RocksDB: background flush and compaction jobs.",
     ),
     key(
         LAB_SOURCE_BATCH_SIZE,
@@ -404,6 +511,9 @@ enum Setting {
     Bool(bool),
     Int(i64),
     Duration(Duration),
+    Bytes(u64),
+    /// A finite double, by its bits (so settings compare exactly).
+    Double(u64),
     Enum(&'static str),
     Str(String),
 }
@@ -414,6 +524,8 @@ impl Setting {
             Setting::Bool(b) => b.to_string(),
             Setting::Int(i) => i.to_string(),
             Setting::Duration(d) => format_duration(*d),
+            Setting::Bytes(b) => operators::state::rocksdb_options::size(*b),
+            Setting::Double(bits) => format!("{:?}", f64::from_bits(*bits)),
             Setting::Enum(s) => (*s).to_string(),
             Setting::Str(s) => s.clone(),
         }
@@ -560,6 +672,47 @@ impl Config {
         match self.setting(key) {
             Setting::Duration(d) => *d,
             other => panic!("{key} is not a duration: {other:?}"),
+        }
+    }
+
+    fn bytes(&self, key: &str) -> u64 {
+        match self.setting(key) {
+            Setting::Bytes(b) => *b,
+            other => panic!("{key} is not a memory size: {other:?}"),
+        }
+    }
+
+    fn double(&self, key: &str) -> f64 {
+        match self.setting(key) {
+            Setting::Double(bits) => f64::from_bits(*bits),
+            other => panic!("{key} is not a double: {other:?}"),
+        }
+    }
+
+    /// `table.exec.async-state.enabled`
+    pub fn async_state_enabled(&self) -> bool {
+        self.bool(ASYNC_STATE_ENABLED)
+    }
+
+    /// The `state.backend.rocksdb.*` keys, as the RocksDB backend takes them.
+    pub fn rocksdb_options(&self) -> RocksDbOptions {
+        RocksDbOptions {
+            block_cache_size: self.bytes(ROCKSDB_BLOCK_CACHE_SIZE),
+            block_size: self.bytes(ROCKSDB_BLOCK_SIZE),
+            use_bloom_filter: self.bool(ROCKSDB_USE_BLOOM_FILTER),
+            bloom_bits_per_key: self.double(ROCKSDB_BLOOM_BITS_PER_KEY),
+            write_buffer_size: self.bytes(ROCKSDB_WRITE_BUFFER_SIZE),
+            write_buffer_count: self.int(ROCKSDB_WRITE_BUFFER_COUNT) as i32,
+            write_buffer_number_to_merge: self.int(ROCKSDB_WRITE_BUFFER_MERGE) as i32,
+            compaction_style: match self.enumeration(ROCKSDB_COMPACTION_STYLE) {
+                "UNIVERSAL" => CompactionStyle::Universal,
+                "FIFO" => CompactionStyle::Fifo,
+                _ => CompactionStyle::Level,
+            },
+            dynamic_level_size: self.bool(ROCKSDB_DYNAMIC_LEVEL_SIZE),
+            target_file_size_base: self.bytes(ROCKSDB_TARGET_FILE_SIZE_BASE),
+            max_size_level_base: self.bytes(ROCKSDB_MAX_SIZE_LEVEL_BASE),
+            background_jobs: self.int(ROCKSDB_THREAD_NUM) as i32,
         }
     }
 
@@ -751,7 +904,14 @@ fn suggest(key: &str) -> Option<&'static str> {
         .map(|k| k.name)
         .filter(|n| n.ends_with(&suffix) || n.starts_with(&prefix))
         .collect();
-    if let [only] = partial[..] {
+    // Several (`state.backend` starts every RocksDB key): the shortest, if
+    // only one is.
+    let shortest = partial.iter().map(|n| n.len()).min();
+    if let [only] = partial
+        .iter()
+        .filter(|n| Some(n.len()) == shortest)
+        .collect::<Vec<_>>()[..]
+    {
         return Some(only);
     }
     // A key this much longer than every known one is no typo of one; and
@@ -792,6 +952,22 @@ fn parse_value(info: &KeyInfo, text: &str) -> Result<Setting, String> {
         ValueType::Duration => parse_duration(text)
             .map(Setting::Duration)
             .map_err(|e| format!("expected a duration such as '500 ms', '5 s' or '1 min' ({e})")),
+        ValueType::MemorySize => {
+            let bytes = parse_memory_size(text).map_err(|e| {
+                format!("expected a memory size such as '64 mb', '4kb' or '1024' ({e})")
+            })?;
+            match maximum(info.name) {
+                Some((max, why)) if bytes > max as u64 => Err(format!(
+                    "expected at most {} ({why})",
+                    operators::state::rocksdb_options::size(max as u64)
+                )),
+                _ => Ok(Setting::Bytes(bytes)),
+            }
+        }
+        ValueType::Double => match text.parse::<f64>() {
+            Ok(d) if d.is_finite() && d > 0.0 => Ok(Setting::Double(d.to_bits())),
+            _ => Err("expected a number > 0 such as '10.0'".to_string()),
+        },
         ValueType::Enum(allowed) => allowed
             .iter()
             .copied()
@@ -817,6 +993,32 @@ const MAXIMA: &[(&str, i64, &str)] = &[
         1 << 20,
         "a batch's buffer is allocated before it is filled",
     ),
+    (
+        ROCKSDB_WRITE_BUFFER_SIZE,
+        1 << 30,
+        "a memtable allocates its arena in blocks of an eighth of it",
+    ),
+    (
+        ROCKSDB_BLOCK_SIZE,
+        1 << 26,
+        "a block is read into one buffer",
+    ),
+    (
+        ROCKSDB_BLOCK_CACHE_SIZE,
+        1 << 34,
+        "the cache is held in memory",
+    ),
+    (
+        ROCKSDB_WRITE_BUFFER_COUNT,
+        64,
+        "each memtable may be held in memory",
+    ),
+    (
+        ROCKSDB_WRITE_BUFFER_MERGE,
+        64,
+        "each memtable may be held in memory",
+    ),
+    (ROCKSDB_THREAD_NUM, 256, "each job may start a thread"),
 ];
 
 /// The largest value of `key` and why, if it has one.
@@ -904,6 +1106,48 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .checked_mul(millis_per_unit)
         .ok_or_else(|| format!("'{text}' is too large"))?;
     Ok(Duration::from_millis(millis))
+}
+
+/// A byte count in Flink's `MemorySize` syntax: a whole number, then
+/// optionally a unit (`b`/`bytes`, `k`/`kb`/`kibibytes`, `m`/`mb`/`mebibytes`,
+/// `g`/`gb`/`gibibytes`, `t`/`tb`/`tebibytes`, case-insensitive; 1 kb = 1024
+/// bytes); at least 1 byte.
+pub fn parse_memory_size(s: &str) -> Result<u64, String> {
+    const UNITS: &[(&[&str], u64)] = &[
+        (&["b", "bytes"], 1),
+        (&["k", "kb", "kibibytes"], 1 << 10),
+        (&["m", "mb", "mebibytes"], 1 << 20),
+        (&["g", "gb", "gibibytes"], 1 << 30),
+        (&["t", "tb", "tebibytes"], 1 << 40),
+    ];
+    let text = s.trim();
+    let digits_end = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(digits_end);
+    if digits.is_empty() {
+        return Err(format!("'{text}' does not start with a number"));
+    }
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("the number '{digits}' is too large"))?;
+    let unit = unit.trim().to_ascii_lowercase();
+    let per_unit = if unit.is_empty() {
+        1
+    } else {
+        UNITS
+            .iter()
+            .find(|(names, _)| names.contains(&unit.as_str()))
+            .map(|(_, n)| *n)
+            .ok_or_else(|| format!("unknown unit '{unit}'; use one of b, kb, mb, gb, tb"))?
+    };
+    let bytes = number
+        .checked_mul(per_unit)
+        .ok_or_else(|| format!("'{text}' is too large"))?;
+    if bytes == 0 {
+        return Err("the size must be at least 1 byte".to_string());
+    }
+    Ok(bytes)
 }
 
 /// The canonical text of a duration: whole milliseconds, `"5000 ms"`.

@@ -489,15 +489,19 @@ pub fn run_parsed_explaining(
 }
 
 /// The state backend `config` asks for (`state.backend.type`,
-/// `lab.state.dir`); one that cannot open (RocksDB, its directory) is a
+/// `lab.state.dir`, the `state.backend.rocksdb.*` options); one that cannot open (RocksDB, its directory) is a
 /// failure of execution, not bad input.
 pub fn backend_for(config: &Config) -> Result<StateBackend, RunError> {
     let kind = match config.state_backend() {
         StateBackendKind::HashMap => BackendKind::Heap,
         StateBackendKind::RocksDb => BackendKind::RocksDb,
     };
-    StateBackend::new(kind, config.state_dir().as_deref())
-        .map_err(|e| RunError::Execution(e.to_string()))
+    StateBackend::new_with(
+        kind,
+        config.state_dir().as_deref(),
+        &config.rocksdb_options(),
+    )
+    .map_err(|e| RunError::Execution(e.to_string()))
 }
 
 /// Runs the plans as one job (one sink each), with the settings they were

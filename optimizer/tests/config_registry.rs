@@ -68,6 +68,28 @@ fn entries_list_every_key_in_canonical_text() {
         ("parallelism.default", "1"),
         ("pipeline.auto-watermark-interval", "200 ms"),
         ("state.backend.type", "hashmap"),
+        ("table.exec.async-state.enabled", "false"),
+        ("state.backend.rocksdb.block.cache-size", "8 mb"),
+        ("state.backend.rocksdb.block.blocksize", "4 kb"),
+        ("state.backend.rocksdb.use-bloom-filter", "false"),
+        ("state.backend.rocksdb.bloom-filter.bits-per-key", "10.0"),
+        ("state.backend.rocksdb.writebuffer.size", "64 mb"),
+        ("state.backend.rocksdb.writebuffer.count", "2"),
+        ("state.backend.rocksdb.writebuffer.number-to-merge", "1"),
+        ("state.backend.rocksdb.compaction.style", "LEVEL"),
+        (
+            "state.backend.rocksdb.compaction.level.use-dynamic-size",
+            "false",
+        ),
+        (
+            "state.backend.rocksdb.compaction.level.target-file-size-base",
+            "64 mb",
+        ),
+        (
+            "state.backend.rocksdb.compaction.level.max-size-level-base",
+            "256 mb",
+        ),
+        ("state.backend.rocksdb.thread.num", "2"),
         ("lab.source.batch-size", "1024"),
         ("lab.state.dir", ""),
         ("lab.clock", "processing"),
@@ -84,7 +106,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 23);
+    assert_eq!(keys.len(), 36);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(
@@ -468,4 +490,77 @@ fn mini_batch_needs_latency_and_size() {
     // Disabled: the rules do not apply.
     c.set("table.exec.mini-batch.enabled", "false").unwrap();
     assert!(c.validate().is_ok());
+}
+
+#[test]
+fn rocksdb_options_default_to_flinks_and_parse_memory_sizes() {
+    use operators::state::rocksdb_options::{CompactionStyle, RocksDbOptions};
+    assert_eq!(
+        Config::default().rocksdb_options(),
+        RocksDbOptions::default()
+    );
+    let mut c = Config::default();
+    c.set("state.backend.rocksdb.block.cache-size", "64MB")
+        .unwrap();
+    c.set("state.backend.rocksdb.block.blocksize", " 16 kb ")
+        .unwrap();
+    c.set("state.backend.rocksdb.writebuffer.size", "1048576")
+        .unwrap();
+    c.set("state.backend.rocksdb.use-bloom-filter", "true")
+        .unwrap();
+    c.set("state.backend.rocksdb.bloom-filter.bits-per-key", "7.5")
+        .unwrap();
+    c.set("state.backend.rocksdb.compaction.style", "universal")
+        .unwrap();
+    c.set("state.backend.rocksdb.thread.num", "4").unwrap();
+    let o = c.rocksdb_options();
+    assert_eq!(o.block_cache_size, 64 << 20);
+    assert_eq!(o.block_size, 16 << 10);
+    assert_eq!(o.write_buffer_size, 1 << 20);
+    assert!(o.use_bloom_filter);
+    assert_eq!(o.bloom_bits_per_key, 7.5);
+    assert_eq!(o.compaction_style, CompactionStyle::Universal);
+    assert_eq!(o.background_jobs, 4);
+    assert_eq!(
+        c.get("state.backend.rocksdb.block.cache-size").as_deref(),
+        Some("64 mb")
+    );
+    assert_eq!(
+        c.get("state.backend.rocksdb.writebuffer.size").as_deref(),
+        Some("1 mb")
+    );
+    assert_eq!(
+        c.get("state.backend.rocksdb.bloom-filter.bits-per-key")
+            .as_deref(),
+        Some("7.5")
+    );
+    assert!(
+        o.describe().contains("block cache 64 mb"),
+        "{}",
+        o.describe()
+    );
+}
+
+#[test]
+fn rocksdb_options_refuse_bad_values_saying_what_was_expected() {
+    let e = set_err("state.backend.rocksdb.block.cache-size", "3 parsecs");
+    assert!(
+        e.contains("memory size") && e.contains("unknown unit 'parsecs'"),
+        "{e}"
+    );
+    let e = set_err("state.backend.rocksdb.block.cache-size", "0");
+    assert!(e.contains("at least 1 byte"), "{e}");
+    let e = set_err("state.backend.rocksdb.writebuffer.size", "2 gb");
+    assert!(e.contains("at most 1 gb"), "{e}");
+    let e = set_err(
+        "state.backend.rocksdb.writebuffer.size",
+        "99999999999999 tb",
+    );
+    assert!(e.contains("too large"), "{e}");
+    let e = set_err("state.backend.rocksdb.bloom-filter.bits-per-key", "NaN");
+    assert!(e.contains("number > 0"), "{e}");
+    let e = set_err("state.backend.rocksdb.compaction.style", "NONE");
+    assert!(e.contains("LEVEL, UNIVERSAL, FIFO"), "{e}");
+    let e = set_err("state.backend.rocksdb.thread.num", "0");
+    assert!(e.contains("from 1 to 256"), "{e}");
 }

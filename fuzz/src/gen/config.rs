@@ -51,6 +51,22 @@ fn value_for(rng: &mut Rng, t: ValueType) -> String {
             }
         }
         ValueType::Duration => rng.pick(DURATIONS).to_string(),
+        ValueType::MemorySize => rng
+            .pick(&[
+                "4 kb",
+                "64mb",
+                "1",
+                "0",
+                "8 MB",
+                "2 gb",
+                "1 tb",
+                "3 parsecs",
+                "-1",
+            ])
+            .to_string(),
+        ValueType::Double => rng
+            .pick(&["10.0", "1", "0", "-2.5", "NaN", "inf", "x"])
+            .to_string(),
         ValueType::Enum(values) => {
             let v = rng.pick(values).to_string();
             match rng.below(4) {

@@ -35,6 +35,10 @@
 //! state: same changelog, same counters. What is computed for a key is
 //! written once ([`super::fold`], over [`super::acc::Acc`]).
 //!
+//! Asynchronous state execution ([`GroupAggregateOperator::with_async_state`],
+//! [`super::async_state`]): one record at a time, with each input batch's
+//! keys read together and written together on RocksDB; the same changelog.
+//!
 //! Built to feed a sink that only counts kinds
 //! ([`GroupAggregateOperator::with_emission`], [`Emission::KindsOnly`]),
 //! the operator emits the same changes with empty rows: whether to emit is
@@ -50,6 +54,7 @@
 //! per bundle; plus the distinct and MIN/MAX maps (see [`super::core`]).
 
 use super::acc_store::{AccStore, Stores};
+use super::async_state;
 use super::core::AggCore;
 use super::fold::{AggInput, Emit, Fold};
 use super::functions::AggSpec;
@@ -161,6 +166,8 @@ pub struct GroupAggregateOperator {
     store: Stores,
     bundle: Option<Bundle>,
     key_buf: Vec<Value>,
+    /// Asynchronous state execution (rows store only).
+    async_state: bool,
 }
 
 impl GroupAggregateOperator {
@@ -186,6 +193,7 @@ impl GroupAggregateOperator {
             store,
             bundle: None,
             key_buf: Vec::new(),
+            async_state: false,
         })
     }
 
@@ -199,6 +207,15 @@ impl GroupAggregateOperator {
     /// Buffers records and closes a bundle every `size` records (mini-batch).
     pub fn with_mini_batch(mut self, size: usize) -> GroupAggregateOperator {
         self.bundle = Some(Bundle::new(size, self.group_key.len()));
+        self
+    }
+
+    /// One record at a time with Flink's asynchronous state execution: each
+    /// input batch's keys are read, and written, together
+    /// ([`super::async_state`]). It changes nothing on the typed path
+    /// (the heap's, which has no reads to batch) or in mini-batch mode.
+    pub fn with_async_state(mut self) -> GroupAggregateOperator {
+        self.async_state = true;
         self
     }
 
@@ -337,9 +354,13 @@ impl Operator for GroupAggregateOperator {
             fold,
             store,
             key_buf,
+            async_state,
             ..
         } = self;
         match store {
+            Stores::Rows(s) if *async_state => {
+                async_state::apply_batch(s, fold, group_key, key_buf, batch, out)
+            }
             Stores::Rows(s) => one_at_a_time(s, fold, group_key, key_buf, batch, out),
             Stores::Packed(s) => one_at_a_time(s, fold, group_key, key_buf, batch, out),
         }

@@ -1,7 +1,9 @@
-//! Group aggregation: one record at a time, mini-batch, and local-global.
+//! Group aggregation: one record at a time (also with asynchronous state
+//! execution), mini-batch, and local-global.
 
 pub mod acc;
 mod acc_store;
+mod async_state;
 pub mod core;
 mod fold;
 pub mod functions;

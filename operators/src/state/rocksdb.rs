@@ -5,8 +5,8 @@
 //! Keys and values are encoded by [`super::codec`]; a map state's entry key
 //! is `encode(key) ++ encode(user key)`, so one key's entries are contiguous
 //! and found by a prefix seek. Writes skip the WAL: durability would come
-//! from checkpoints, which the lab does not take. No compression library is
-//! linked, so every column family is uncompressed.
+//! from checkpoints, which the lab does not take. Every option the lab sets
+//! is in [`super::rocksdb_options`].
 //!
 //! Live entries and logical bytes must be exact, so a write must know the
 //! size of the value it replaces. Read-modify-write (the common case) knows
@@ -14,11 +14,11 @@
 //! otherwise looks the old value up first (a real, uncounted `get`).
 
 use super::codec::{decode, decode_all, encode_into};
+use super::rocksdb_options::RocksDbOptions;
 use super::{StateError, StateMetrics, StateReport, StateResult};
 use crate::value::{Row, Value};
 use rocksdb::{
-    BoundColumnFamily, DBCompressionType, DBWithThreadMode, MultiThreaded, Options, WriteBatch,
-    WriteOptions,
+    BoundColumnFamily, DBWithThreadMode, MultiThreaded, Options, WriteBatch, WriteOptions,
 };
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -29,14 +29,11 @@ type Db = DBWithThreadMode<MultiThreaded>;
 pub struct RocksDbStore {
     db: Arc<Db>,
     create_lock: Mutex<()>,
+    /// Every column family's options (they share one block cache).
+    cf_opts: Options,
+    options: RocksDbOptions,
     // Dropped after `db` (field order), so the files go once RocksDB closed.
     _dir: tempfile::TempDir,
-}
-
-fn cf_options() -> Options {
-    let mut o = Options::default();
-    o.set_compression_type(DBCompressionType::None);
-    o
 }
 
 fn err(state: &str, error: rocksdb::Error) -> StateError {
@@ -47,7 +44,7 @@ fn err(state: &str, error: rocksdb::Error) -> StateError {
 }
 
 impl RocksDbStore {
-    pub fn open(parent: Option<&Path>) -> StateResult<RocksDbStore> {
+    pub fn open(parent: Option<&Path>, options: &RocksDbOptions) -> StateResult<RocksDbStore> {
         let parent = parent
             .map(Path::to_path_buf)
             .unwrap_or_else(std::env::temp_dir);
@@ -57,13 +54,16 @@ impl RocksDbStore {
         };
         // Named after this process; a killed run's are removed here.
         let dir = crate::debris::owned_temp_dir(&parent, "joinlab-rocksdb-").map_err(dir_err)?;
-        let mut opts = cf_options();
+        let cf_opts = options.to_rocksdb();
+        let mut opts = cf_opts.clone();
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
         let db = Db::open(&opts, dir.path()).map_err(|e| err("<open>", e))?;
         Ok(RocksDbStore {
             db: Arc::new(db),
             create_lock: Mutex::new(()),
+            cf_opts,
+            options: options.clone(),
             _dir: dir,
         })
     }
@@ -72,7 +72,7 @@ impl RocksDbStore {
         let _guard = self.create_lock.lock().unwrap_or_else(|p| p.into_inner());
         if self.db.cf_handle(cf).is_none() {
             self.db
-                .create_cf(cf, &cf_options())
+                .create_cf(cf, &self.cf_opts)
                 .map_err(|e| err(cf, e))?;
         }
         Ok(())
@@ -104,6 +104,11 @@ impl RocksDbStore {
             inner: Handle::new(self.db.clone(), name, cf),
             ukey_arity,
         })
+    }
+
+    /// The options the database was opened with.
+    pub fn options(&self) -> &RocksDbOptions {
+        &self.options
     }
 
     pub fn physical_bytes(&self, cf: &str) -> Option<u64> {
@@ -138,10 +143,16 @@ struct Handle {
     metrics: StateMetrics,
 }
 
+/// The options of every write: no WAL (see [`super::rocksdb_options`]).
+pub fn write_options() -> WriteOptions {
+    let mut o = WriteOptions::default();
+    o.disable_wal(true);
+    o
+}
+
 impl Handle {
     fn new(db: Arc<Db>, name: &str, cf: String) -> Handle {
-        let mut write_opts = WriteOptions::default();
-        write_opts.disable_wal(true);
+        let write_opts = write_options();
         Handle {
             db,
             name: name.to_string(),
@@ -319,6 +330,24 @@ impl RocksValueState {
         keys: &[K],
         mut f: impl FnMut(usize, &mut Option<Row>) -> R,
     ) -> StateResult<Vec<R>> {
+        self.modify_slots(keys, |slots| {
+            slots
+                .iter_mut()
+                .enumerate()
+                .map(|(i, slot)| f(i, slot))
+                .collect()
+        })
+    }
+
+    /// Reads `keys` (distinct) with one `MultiGet`, lets `apply` change
+    /// their rows (`slots[i]` is key `i`'s), and writes what changed with
+    /// one `WriteBatch`: one read per key, then one write per key holding a
+    /// row, or one delete per key whose row was removed.
+    pub fn modify_slots<K: AsRef<[Value]>, R>(
+        &mut self,
+        keys: &[K],
+        apply: impl FnOnce(&mut [Option<Row>]) -> R,
+    ) -> StateResult<R> {
         let h = &mut self.inner;
         let n = keys.len();
         let mut encoded: Vec<u8> = std::mem::take(&mut h.key_buf);
@@ -348,13 +377,13 @@ impl RocksValueState {
             }
         }
 
-        // Results in the callers' order; new values encoded side by side.
-        let mut out = Vec::with_capacity(n);
+        let out = apply(&mut slots);
+
+        // New values encoded side by side.
         let mut values: Vec<u8> = std::mem::take(&mut h.val_buf);
         values.clear();
         let mut ranges: Vec<Option<(usize, usize)>> = Vec::with_capacity(n);
-        for (i, slot) in slots.iter_mut().enumerate() {
-            out.push(f(i, slot));
+        for (i, slot) in slots.iter().enumerate() {
             let key_len = key_at(i).len() as i64;
             match (slot.as_ref(), old[i]) {
                 (Some(row), old) => {

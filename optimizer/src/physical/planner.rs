@@ -161,7 +161,7 @@ fn translate(
             let names: Vec<String> = aggs.iter().map(|a| a.name.clone()).collect();
             let hinted = state_ttl::hinted(hints)?;
             let ttl = state_ttl::ttl_for(state_ttl::input_alias(input).as_deref(), &hinted, config);
-            GroupAggregate::over(
+            let mut node = GroupAggregate::over(
                 child,
                 group_by.clone(),
                 specs,
@@ -170,7 +170,11 @@ fn translate(
                 config.mini_batch().map(|m| m.size),
                 ttl,
                 config.parallelism(),
-            )
+            );
+            if let Some(agg) = node.kind.get_mut::<GroupAggregate>() {
+                agg.async_state = config.async_state_enabled() && agg.async_state_applies();
+            }
+            node
         }
         LogicalPlan::Join {
             left,

@@ -22,7 +22,7 @@ use crate::error::Result;
 use crate::logical::Schema;
 use crate::physical::display::{list, name, unique_names};
 use operators::agg::core::not_mergeable;
-use operators::agg::{AggSpec, GroupAggregateOperator};
+use operators::agg::{AggKind, AggSpec, GroupAggregateOperator};
 use operators::changelog::ChangelogMode;
 use operators::exec::Exchange;
 use operators::value::DataType;
@@ -41,6 +41,11 @@ pub struct GroupAggregate {
     pub global: bool,
     /// The strategy and why, for EXPLAIN.
     pub strategy: String,
+    /// Flink's asynchronous state execution
+    /// (`table.exec.async-state.enabled`, one record at a time only; see
+    /// [`GroupAggregate::async_state_applies`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub async_state: bool,
     /// Set on the two aggregates of a split distinct aggregate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial_final: Option<PartialFinal>,
@@ -82,6 +87,7 @@ impl GroupAggregate {
             mini_batch_size,
             global: false,
             strategy: ONE_PHASE.to_string(),
+            async_state: false,
             partial_final: None,
             ttl,
         };
@@ -92,6 +98,22 @@ impl GroupAggregate {
             Some((0..g).collect()),
             if g == 0 { 1 } else { parallelism },
         )
+    }
+}
+
+impl GroupAggregate {
+    /// Whether Flink plans this aggregate with asynchronous state when
+    /// `table.exec.async-state.enabled` is on: one record at a time (not
+    /// mini-batch, not the global half of two phases) and no call keeping
+    /// a data view (Flink's `MapView`: the lab's distinct and MIN/MAX value
+    /// maps).
+    pub fn async_state_applies(&self) -> bool {
+        self.mini_batch_size.is_none()
+            && !self.global
+            && self.aggs.iter().all(|a| {
+                let extreme = matches!(a.kind, AggKind::Min | AggKind::Max);
+                !a.distinct && (!extreme || self.input_insert_only)
+            })
     }
 }
 
@@ -195,6 +217,9 @@ impl super::NodeSpec for GroupAggregate {
         e.attrs.push(same("select", select.join(", ")));
         if let Some(size) = self.mini_batch_size {
             e.lab.push(("miniBatchSize", size.to_string()));
+        }
+        if self.async_state {
+            e.lab.push(("asyncState", "true".to_string()));
         }
         e.lab.push(("strategy", self.strategy.clone()));
         e.lab.push(("stateTtl", self.ttl.describe()));
@@ -310,6 +335,7 @@ impl super::NodeSpec for GroupAggregate {
             )?;
             let o = match self.mini_batch_size {
                 Some(size) => o.with_mini_batch(size),
+                None if self.async_state => o.with_async_state(),
                 None => o,
             };
             let o = if self.global {
