@@ -45,6 +45,20 @@ impl Schema {
 pub enum JoinKind {
     Inner,
     Left,
+    Right,
+    Full,
+}
+
+impl JoinKind {
+    /// True when unmatched left rows are kept, padded with NULLs.
+    pub fn keeps_left(self) -> bool {
+        matches!(self, JoinKind::Left | JoinKind::Full)
+    }
+
+    /// True when unmatched right rows are kept, padded with NULLs.
+    pub fn keeps_right(self) -> bool {
+        matches!(self, JoinKind::Right | JoinKind::Full)
+    }
 }
 
 impl fmt::Display for JoinKind {
@@ -52,6 +66,8 @@ impl fmt::Display for JoinKind {
         f.write_str(match self {
             JoinKind::Inner => "InnerJoin",
             JoinKind::Left => "LeftOuterJoin",
+            JoinKind::Right => "RightOuterJoin",
+            JoinKind::Full => "FullOuterJoin",
         })
     }
 }

@@ -211,6 +211,8 @@ fn translate(
                 join_type: match kind {
                     JoinKind::Inner => JoinType::Inner,
                     JoinKind::Left => JoinType::Left,
+                    JoinKind::Right => JoinType::Right,
+                    JoinKind::Full => JoinType::Full,
                 },
                 left_keys: left_keys.clone(),
                 right_keys: right_keys.clone(),

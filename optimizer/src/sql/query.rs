@@ -679,26 +679,42 @@ impl<'a> QueryBinder<'a> {
     ) -> Result<(LogicalPlan, Vec<Field>), PlanError> {
         use ast::JoinOperator as J;
         let rel = &join.relation;
-        let not_lab = "(the lab runs INNER and LEFT joins)";
+        let not_lab = "(the lab runs INNER, LEFT, RIGHT and FULL OUTER joins)";
         let (kind, constraint) = match &join.join_operator {
             J::Join(c) | J::Inner(c) => (JoinKind::Inner, c),
             J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, c),
-            J::Right(_) | J::RightOuter(_) => {
+            J::Right(c) | J::RightOuter(c) => (JoinKind::Right, c),
+            J::FullOuter(c) => (JoinKind::Full, c),
+            J::CrossJoin(_) => {
                 return Err(unsupported(
-                    format!("RIGHT OUTER JOIN is not supported {not_lab}; swap the inputs and use LEFT JOIN"),
+                    format!("CROSS JOIN is not supported {not_lab}"),
                     rel,
                 ))
             }
-            J::FullOuter(_) => return Err(unsupported(format!("FULL OUTER JOIN is not supported {not_lab}"), rel)),
-            J::CrossJoin(_) => return Err(unsupported(format!("CROSS JOIN is not supported {not_lab}"), rel)),
             J::Semi(_) | J::LeftSemi(_) | J::RightSemi(_) => {
-                return Err(unsupported(format!("SEMI JOIN is not supported {not_lab}"), rel))
+                return Err(unsupported(
+                    format!("SEMI JOIN is not supported {not_lab}"),
+                    rel,
+                ))
             }
             J::Anti(_) | J::LeftAnti(_) | J::RightAnti(_) => {
-                return Err(unsupported(format!("ANTI JOIN is not supported {not_lab}"), rel))
+                return Err(unsupported(
+                    format!("ANTI JOIN is not supported {not_lab}"),
+                    rel,
+                ))
             }
-            J::AsOf { .. } => return Err(unsupported(format!("ASOF JOIN is not supported {not_lab}"), rel)),
-            _ => return Err(unsupported(format!("this join is not supported {not_lab}"), rel)),
+            J::AsOf { .. } => {
+                return Err(unsupported(
+                    format!("ASOF JOIN is not supported {not_lab}"),
+                    rel,
+                ))
+            }
+            _ => {
+                return Err(unsupported(
+                    format!("this join is not supported {not_lab}"),
+                    rel,
+                ))
+            }
         };
         if join.global {
             return Err(unsupported("GLOBAL JOIN is not supported", rel));
@@ -726,9 +742,16 @@ impl<'a> QueryBinder<'a> {
         };
         let (right, right_fields) = self.bind_factor(rel, hints, names)?;
         let nl = left_fields.len();
-        let mut fields = left_fields;
+        // A side the other side's unmatched rows pad with NULLs.
+        let mut fields: Vec<Field> = left_fields
+            .into_iter()
+            .map(|f| Field {
+                nullable: f.nullable || kind.keeps_right(),
+                ..f
+            })
+            .collect();
         fields.extend(right_fields.into_iter().map(|f| Field {
-            nullable: f.nullable || kind == JoinKind::Left,
+            nullable: f.nullable || kind.keeps_left(),
             ..f
         }));
         let scope = Scope {

@@ -287,6 +287,36 @@ pub const JOIN_QUERIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// FULL and RIGHT joins: over a changelog, upserts and an insert-only
+/// table, with a residual condition, in a chain a MultiJoin may not take,
+/// and under an aggregate.
+pub const OUTER_JOIN_QUERIES: &[(&str, &str)] = &[
+    (
+        "k INT, v INT, k2 INT, w INT",
+        "SELECT a.k, a.v, b.k, b.w FROM a FULL OUTER JOIN b ON a.k = b.k",
+    ),
+    (
+        "v INT, k INT, w INT",
+        "SELECT a.v, b.k, b.w FROM a RIGHT JOIN b ON a.k = b.k AND a.v < b.w",
+    ),
+    (
+        "k INT, x INT, w INT",
+        "SELECT c.k, c.x, b.w FROM c FULL JOIN b ON c.k = b.k AND c.x > b.w",
+    ),
+    (
+        "v INT, w INT, x INT",
+        "SELECT a.v, b.w, c.x FROM a JOIN b ON a.k = b.k RIGHT JOIN c ON b.k = c.k",
+    ),
+    (
+        "v INT, w INT, x INT",
+        "SELECT a.v, b.w, c.x FROM a LEFT JOIN b ON a.k = b.k FULL OUTER JOIN c ON a.k = c.k",
+    ),
+    (
+        "k INT, n BIGINT, sv BIGINT",
+        "SELECT b.k, COUNT(*), SUM(a.v) FROM a FULL JOIN b ON a.k = b.k GROUP BY b.k",
+    ),
+];
+
 pub fn join_variants() -> Vec<Vec<(&'static str, String)>> {
     let mini_batch = |size: &str| {
         vec![

@@ -149,6 +149,8 @@ fn node(plan: &LogicalPlan) -> Line {
             let kind = match kind {
                 JoinKind::Inner => "inner",
                 JoinKind::Left => "left",
+                JoinKind::Right => "right",
+                JoinKind::Full => "full",
             };
             let mut text = format!("LogicalJoin(condition=[{cond}], joinType=[{kind}]");
             text.push_str(&hints_attr("joinHints", hints, &["MULTI_JOIN"]).unwrap_or_default());
