@@ -10,8 +10,8 @@
 mod common;
 
 use common::queries::{
-    agg_variants, delta_inputs, inputs, join_variants, script, script_for, AGG_QUERIES, DELTA_DDL,
-    JOIN_QUERIES, MATERIALIZED_QUERIES, OUTER_JOIN_QUERIES,
+    agg_variants, delta_inputs, inputs, join_variants, script, script_for, AGG_QUERIES,
+    COMMA_JOIN_QUERIES, DELTA_DDL, JOIN_QUERIES, MATERIALIZED_QUERIES, OUTER_JOIN_QUERIES,
 };
 use common::{run_mem, MemSources};
 use operators::value::{cmp_rows, Row, Value};
@@ -165,6 +165,29 @@ proptest! {
         batch in prop_oneof![Just(2usize), Just(1024)],
     ) {
         let sql = script_for(OUTER_JOIN_QUERIES);
+        for variant in join_variants() {
+            for backend in ["hashmap", "rocksdb"] {
+                for p in [1usize, 4] {
+                    let mut overrides = variant.clone();
+                    overrides.push(("state.backend.type", backend.to_string()));
+                    overrides.push(("parallelism.default", p.to_string()));
+                    overrides.push(("lab.source.batch-size", batch.to_string()));
+                    check_script(&sql, &sources, &overrides)?;
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_comma_join_strategy_matches_the_oracle(
+        sources in inputs(),
+        batch in prop_oneof![Just(2usize), Just(1024)],
+    ) {
+        let sql = script_for(COMMA_JOIN_QUERIES);
         for variant in join_variants() {
             for backend in ["hashmap", "rocksdb"] {
                 for p in [1usize, 4] {

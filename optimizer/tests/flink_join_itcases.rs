@@ -1,6 +1,6 @@
 //! Flink's own streaming join tests, ported: the FULL and RIGHT join cases
-//! of `JoinITCase` (flink-table-planner, runtime/stream/sql) that the lab's
-//! SQL can express, with Flink's inputs (`TestData.smallTupleData3` as `A`,
+//! and the comma joins of `JoinITCase` (flink-table-planner,
+//! runtime/stream/sql) that the lab's SQL can express, with Flink's inputs (`TestData.smallTupleData3` as `A`,
 //! `TestData.tupleData5` as `B`) and Flink's expected rows. Each runs in
 //! every variant Flink runs it in and more: mini-batch off and on, both
 //! state backends, parallelism 1 and 4.
@@ -410,5 +410,32 @@ fn test_null_full_outer_join() {
             "null,8,null,null",
             "null,null,null,2",
         ],
+    );
+}
+
+#[test]
+fn test_join() {
+    check(
+        "a3 STRING, b4 STRING",
+        "SELECT a3, b4 FROM A, B WHERE a2 = b2",
+        &["Hi,Hallo", "Hello,Hallo Welt", "Hello world,Hallo Welt"],
+    );
+}
+
+#[test]
+fn test_join_with_filter() {
+    check(
+        "a3 STRING, b4 STRING",
+        "SELECT a3, b4 FROM A, B WHERE a2 = b2 AND a2 < 2",
+        &["Hi,Hallo"],
+    );
+}
+
+#[test]
+fn test_data_stream_join_with_aggregation() {
+    check(
+        "n1 BIGINT, n2 BIGINT",
+        "SELECT COUNT(b4), COUNT(a2) FROM A, B WHERE a1 = b1",
+        &["6,6"],
     );
 }

@@ -276,3 +276,23 @@ fn delta_join_refuses_full_and_right_joins_by_name() {
         );
     }
 }
+
+#[test]
+fn a_comma_join_is_planned_as_the_equivalent_inner_join() {
+    let plan_of = |query: &str| {
+        let plan = explain_script(&format!("{THREE}INSERT INTO out {query};"), &[]).unwrap();
+        // The physical sections; the AST section shows the query as written.
+        let at = plan
+            .find("== Optimized Physical Plan ==")
+            .expect("a physical section");
+        plan[at..].to_string()
+    };
+    let comma = plan_of(
+        "SELECT a.x, b.y, c.z FROM a, b, c WHERE a.k = b.k AND c.k = b.k AND a.x < c.z AND b.y > 0",
+    );
+    let joins = plan_of(
+        "SELECT a.x, b.y, c.z FROM a JOIN b ON a.k = b.k JOIN c ON c.k = b.k AND a.x < c.z WHERE b.y > 0",
+    );
+    assert_eq!(comma, joins);
+    assert!(comma.contains("joinType=[InnerJoin]"), "{comma}");
+}

@@ -650,8 +650,12 @@ fn error_unsupported_constructs() {
             "CAST from BIGINT to STRING is not supported (the lab casts numbers to DOUBLE and INT to BIGINT): 'CAST(ts AS STRING)'",
         ),
         (
+            "INSERT INTO sink2 SELECT url, ts FROM clicks c, users u WHERE c.ts > u.age;",
+            "a comma-separated FROM list needs a WHERE equality between a column of 'users u' and one of the tables before it (an implicit cross join is not supported): write FROM a, b WHERE a.k = b.k",
+        ),
+        (
             "INSERT INTO sink2 SELECT url, ts FROM clicks, users;",
-            "a comma-separated FROM list (implicit cross join) is not supported; use JOIN ... ON",
+            "a comma-separated FROM list needs a WHERE equality between a column of 'users' and one of the tables before it (an implicit cross join is not supported): write FROM a, b WHERE a.k = b.k",
         ),
         (
             "DROP TABLE clicks;",

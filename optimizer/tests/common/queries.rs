@@ -317,6 +317,22 @@ pub const OUTER_JOIN_QUERIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Comma joins with the equality in WHERE, planned as INNER joins.
+pub const COMMA_JOIN_QUERIES: &[(&str, &str)] = &[
+    (
+        "k INT, v INT, w INT",
+        "SELECT a.k, a.v, b.w FROM a, b WHERE a.k = b.k AND a.v < b.w",
+    ),
+    (
+        "v INT, w INT, x INT",
+        "SELECT a.v, b.w, c.x FROM a, b, c WHERE b.k = c.k AND a.k = b.k AND (c.x > 2 OR a.v IS NULL)",
+    ),
+    (
+        "k INT, n BIGINT",
+        "SELECT c.k, COUNT(*) FROM c, b AS b2 WHERE c.k = b2.k AND b2.w > 0 GROUP BY c.k",
+    ),
+];
+
 pub fn join_variants() -> Vec<Vec<(&'static str, String)>> {
     let mini_batch = |size: &str| {
         vec![
