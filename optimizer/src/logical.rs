@@ -243,6 +243,13 @@ pub enum LogicalPlan {
         window: operators::window::WindowSpec,
         schema: Schema,
     },
+    /// `left UNION ALL right`: every row of both inputs (same column
+    /// count and types; names from the left).
+    Union {
+        left: Box<LogicalPlan>,
+        right: Box<LogicalPlan>,
+        schema: Schema,
+    },
     /// Output: the group columns in order, then one column per call.
     Aggregate {
         input: Box<LogicalPlan>,
@@ -260,6 +267,7 @@ impl LogicalPlan {
             | LogicalPlan::Project { schema, .. }
             | LogicalPlan::Join { schema, .. }
             | LogicalPlan::WindowTvf { schema, .. }
+            | LogicalPlan::Union { schema, .. }
             | LogicalPlan::Aggregate { schema, .. } => schema,
             LogicalPlan::Filter { input, .. } => input.schema(),
         }
@@ -272,7 +280,9 @@ impl LogicalPlan {
             | LogicalPlan::Project { input, .. }
             | LogicalPlan::WindowTvf { input, .. }
             | LogicalPlan::Aggregate { input, .. } => vec![input],
-            LogicalPlan::Join { left, right, .. } => vec![left, right],
+            LogicalPlan::Join { left, right, .. } | LogicalPlan::Union { left, right, .. } => {
+                vec![left, right]
+            }
         }
     }
 }

@@ -190,6 +190,11 @@ pub fn evaluate_event_time(
             }
             out
         }
+        LogicalPlan::Union { left, right, .. } => {
+            let mut rows = eval(left);
+            rows.extend(eval(right));
+            rows
+        }
         LogicalPlan::Aggregate {
             input,
             group_by,

@@ -1,6 +1,8 @@
-//! Flink's own streaming join tests, ported: the FULL and RIGHT join cases
-//! and the comma joins of `JoinITCase` (flink-table-planner,
-//! runtime/stream/sql) that the lab's SQL can express, with Flink's inputs (`TestData.smallTupleData3` as `A`,
+//! Flink's own streaming join and union tests, ported: the FULL and RIGHT
+//! join cases and the comma joins of `JoinITCase` (flink-table-planner,
+//! runtime/stream/sql) that the lab's SQL can express, and the UNION ALL
+//! cases of `SetOperatorsITCase` (runtime/stream/table; Flink 2.x has no
+//! stream `UnionITCase`, and writes these in the Table API, here in SQL), with Flink's inputs (`TestData.smallTupleData3` as `A`,
 //! `TestData.tupleData5` as `B`) and Flink's expected rows. Each runs in
 //! every variant Flink runs it in and more: mini-batch off and on, both
 //! state backends, parallelism 1 and 4.
@@ -437,5 +439,23 @@ fn test_data_stream_join_with_aggregation() {
         "n1 BIGINT, n2 BIGINT",
         "SELECT COUNT(b4), COUNT(a2) FROM A, B WHERE a1 = b1",
         &["6,6"],
+    );
+}
+
+#[test]
+fn test_union() {
+    check(
+        "c STRING",
+        "SELECT c FROM (SELECT a1 AS a, a2 AS b, a3 AS c FROM A UNION ALL SELECT a1, a2, a3 FROM A) AS u",
+        &["Hi", "Hello", "Hello world", "Hi", "Hello", "Hello world"],
+    );
+}
+
+#[test]
+fn test_union_with_filter() {
+    check(
+        "c STRING",
+        "SELECT c FROM (SELECT a1 AS a, a2 AS b, a3 AS c FROM A UNION ALL SELECT b1, b2, b4 FROM B) AS u WHERE b < 2",
+        &["Hi", "Hallo"],
     );
 }

@@ -296,3 +296,11 @@ fn a_comma_join_is_planned_as_the_equivalent_inner_join() {
     assert_eq!(comma, joins);
     assert!(comma.contains("joinType=[InnerJoin]"), "{comma}");
 }
+
+#[test]
+fn union_all_explains_as_flinks_union() {
+    let sql = format!("{THREE}CREATE TABLE u (k INT, v INT) WITH ('connector' = 'blackhole');\nINSERT INTO u SELECT k, x FROM a UNION ALL SELECT k, y FROM b;");
+    let plan = explain_script(&sql, &[]).unwrap();
+    assert!(plan.contains("LogicalUnion(all=[true])"), "{plan}");
+    assert!(plan.contains("Union(all=[true], union=[k, x])"), "{plan}");
+}

@@ -78,6 +78,19 @@ impl<'a> QueryBinder<'a> {
         match body {
             ast::SetExpr::Select(s) => self.bind_select(s),
             ast::SetExpr::Query(q) => self.bind_query(q),
+            ast::SetExpr::SetOperation {
+                op: ast::SetOperator::Union,
+                set_quantifier: ast::SetQuantifier::All,
+                left,
+                right,
+            } => self.bind_union_all(left, right, body),
+            ast::SetExpr::SetOperation {
+                op: ast::SetOperator::Union,
+                ..
+            } => Err(unsupported(
+                "UNION without ALL is not supported (the lab runs UNION ALL)",
+                body,
+            )),
             ast::SetExpr::SetOperation { op, .. } => Err(unsupported(
                 format!("{} is not supported", op.to_string().to_uppercase()),
                 body,
@@ -88,6 +101,70 @@ impl<'a> QueryBinder<'a> {
             )),
             _ => Err(unsupported(format!("'{body}' is not supported"), body)),
         }
+    }
+
+    /// `left UNION ALL right`: both sides with the same number of columns
+    /// and the same types; the names are the left side's.
+    fn bind_union_all(
+        &self,
+        left: &ast::SetExpr,
+        right: &ast::SetExpr,
+        body: &ast::SetExpr,
+    ) -> Result<Bound, PlanError> {
+        let l = self.bind_set_expr(left)?;
+        let r = self.bind_set_expr(right)?;
+        if l.fields.len() != r.fields.len() {
+            return Err(err_at(
+                PlanError::validation(format!(
+                    "UNION ALL needs the same number of columns on both sides: the left has {}, the right {}",
+                    l.fields.len(),
+                    r.fields.len()
+                )),
+                body,
+            ));
+        }
+        let mut fields = Vec::with_capacity(l.fields.len());
+        let mut untyped = Vec::with_capacity(l.fields.len());
+        for (i, (a, b)) in l.fields.iter().zip(&r.fields).enumerate() {
+            let (a_untyped, b_untyped) = (l.untyped[i], r.untyped[i]);
+            let data_type = match (a_untyped, b_untyped) {
+                (true, false) => b.data_type,
+                (false, true) | (true, true) => a.data_type,
+                (false, false) if a.data_type == b.data_type => a.data_type,
+                (false, false) => {
+                    return Err(err_at(
+                        PlanError::validation(format!(
+                            "UNION ALL column {} has type {} on the left ('{}') and {} on the right ('{}'); the lab unions columns of the same type",
+                            i + 1,
+                            a.data_type,
+                            a.name,
+                            b.data_type,
+                            b.name
+                        )),
+                        body,
+                    ))
+                }
+            };
+            fields.push(Field {
+                name: a.name.clone(),
+                qualifier: None,
+                data_type,
+                nullable: a.nullable || b.nullable || a_untyped || b_untyped,
+            });
+            untyped.push(a_untyped && b_untyped);
+        }
+        let plan = LogicalPlan::Union {
+            left: Box::new(l.plan),
+            right: Box::new(r.plan),
+            schema: Schema {
+                fields: fields.clone(),
+            },
+        };
+        Ok(Bound {
+            plan,
+            fields,
+            untyped,
+        })
     }
 
     fn check_select(s: &ast::Select) -> Result<(), PlanError> {

@@ -333,6 +333,33 @@ pub const COMMA_JOIN_QUERIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// UNION ALL: of scans, of aggregates (updating inputs), of an aggregate
+/// at parallelism 1 and a scan, under an aggregate and under a join.
+pub const UNION_QUERIES: &[(&str, &str)] = &[
+    (
+        "k INT, v INT",
+        "SELECT k, v FROM a UNION ALL SELECT k, w FROM b",
+    ),
+    (
+        "k INT, n BIGINT",
+        "SELECT k, COUNT(*) FROM a GROUP BY k UNION ALL SELECT k, COUNT(*) FROM c GROUP BY k",
+    ),
+    (
+        "n BIGINT",
+        "SELECT COUNT(*) FROM b UNION ALL SELECT CAST(x AS BIGINT) FROM c WHERE x > 3",
+    ),
+    (
+        "k INT, s BIGINT, n BIGINT",
+        "SELECT u.k, SUM(u.v), COUNT(*) FROM (SELECT k, v FROM a UNION ALL SELECT k, x FROM c \
+         UNION ALL SELECT k, w FROM b) AS u GROUP BY u.k",
+    ),
+    (
+        "k INT, v INT, w INT",
+        "SELECT u.k, u.v, b.w FROM (SELECT k, v FROM a UNION ALL SELECT k, x FROM c) AS u \
+         LEFT JOIN b ON u.k = b.k",
+    ),
+];
+
 pub fn join_variants() -> Vec<Vec<(&'static str, String)>> {
     let mini_batch = |size: &str| {
         vec![

@@ -62,6 +62,10 @@ fn node(plan: &LogicalPlan) -> Line {
             text: format!("LogicalTableScan(table=[[default_catalog, default_database, {table}]])"),
             inputs: vec![],
         },
+        LogicalPlan::Union { left, right, .. } => Line {
+            text: "LogicalUnion(all=[true])".to_string(),
+            inputs: vec![node(left), node(right)],
+        },
         LogicalPlan::WindowTvf {
             input,
             time_col,
