@@ -208,7 +208,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
     #[test]
-    fn union_all_matches_the_oracle(
+    fn union_all_and_union_match_the_oracle(
         sources in inputs(),
         batch in prop_oneof![Just(1usize), Just(1024)],
     ) {

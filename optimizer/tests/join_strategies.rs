@@ -298,9 +298,16 @@ fn a_comma_join_is_planned_as_the_equivalent_inner_join() {
 }
 
 #[test]
-fn union_all_explains_as_flinks_union() {
+fn union_all_and_union_explain_as_flink_plans_them() {
     let sql = format!("{THREE}CREATE TABLE u (k INT, v INT) WITH ('connector' = 'blackhole');\nINSERT INTO u SELECT k, x FROM a UNION ALL SELECT k, y FROM b;");
     let plan = explain_script(&sql, &[]).unwrap();
     assert!(plan.contains("LogicalUnion(all=[true])"), "{plan}");
+    assert!(plan.contains("Union(all=[true], union=[k, x])"), "{plan}");
+    // UNION: a group aggregate on every column over the UNION ALL.
+    let plan = explain_script(&sql.replace("UNION ALL", "UNION"), &[]).unwrap();
+    assert!(
+        plan.contains("GroupAggregate(groupBy=[k, x], select=[k, x])"),
+        "{plan}"
+    );
     assert!(plan.contains("Union(all=[true], union=[k, x])"), "{plan}");
 }

@@ -618,8 +618,8 @@ fn error_unsupported_constructs() {
         ("INSERT INTO sink2 SELECT url, ts FROM clicks ORDER BY ts;", "ORDER BY is not supported"),
         ("INSERT INTO sink2 SELECT url, ts FROM clicks LIMIT 3;", "LIMIT/OFFSET is not supported"),
         (
-            "INSERT INTO sink2 SELECT url, ts FROM clicks UNION SELECT url, ts FROM clicks;",
-            "UNION without ALL is not supported (the lab runs UNION ALL)",
+            "INSERT INTO sink2 SELECT url, ts FROM clicks EXCEPT SELECT url, ts FROM clicks;",
+            "EXCEPT is not supported",
         ),
         (
             "INSERT INTO sink2 SELECT DISTINCT url, ts FROM clicks;",

@@ -86,9 +86,30 @@ impl<'a> QueryBinder<'a> {
             } => self.bind_union_all(left, right, body),
             ast::SetExpr::SetOperation {
                 op: ast::SetOperator::Union,
+                set_quantifier: ast::SetQuantifier::None | ast::SetQuantifier::Distinct,
+                left,
+                right,
+            } => {
+                // As Flink plans it: UNION ALL, then a group aggregate on
+                // every column.
+                let all = self.bind_union_all(left, right, body)?;
+                let schema = Schema {
+                    fields: all.fields.clone(),
+                };
+                let plan = LogicalPlan::Aggregate {
+                    input: Box::new(all.plan),
+                    group_by: (0..all.fields.len()).collect(),
+                    aggs: Vec::new(),
+                    schema,
+                    hints: Vec::new(),
+                };
+                Ok(Bound { plan, ..all })
+            }
+            ast::SetExpr::SetOperation {
+                op: ast::SetOperator::Union,
                 ..
             } => Err(unsupported(
-                "UNION without ALL is not supported (the lab runs UNION ALL)",
+                "this UNION is not supported (the lab runs UNION ALL and UNION)",
                 body,
             )),
             ast::SetExpr::SetOperation { op, .. } => Err(unsupported(

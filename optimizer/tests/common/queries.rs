@@ -334,7 +334,7 @@ pub const COMMA_JOIN_QUERIES: &[(&str, &str)] = &[
 ];
 
 /// UNION ALL: of scans, of aggregates (updating inputs), of an aggregate
-/// at parallelism 1 and a scan, under an aggregate and under a join.
+/// and a filtered scan, under an aggregate and under a join; UNION.
 pub const UNION_QUERIES: &[(&str, &str)] = &[
     (
         "k INT, v INT",
@@ -345,8 +345,8 @@ pub const UNION_QUERIES: &[(&str, &str)] = &[
         "SELECT k, COUNT(*) FROM a GROUP BY k UNION ALL SELECT k, COUNT(*) FROM c GROUP BY k",
     ),
     (
-        "n BIGINT",
-        "SELECT COUNT(*) FROM b UNION ALL SELECT CAST(x AS BIGINT) FROM c WHERE x > 3",
+        "k INT, n BIGINT",
+        "SELECT k, COUNT(*) FROM b GROUP BY k UNION ALL SELECT k, CAST(x AS BIGINT) FROM c WHERE x > 3",
     ),
     (
         "k INT, s BIGINT, n BIGINT",
@@ -358,6 +358,8 @@ pub const UNION_QUERIES: &[(&str, &str)] = &[
         "SELECT u.k, u.v, b.w FROM (SELECT k, v FROM a UNION ALL SELECT k, x FROM c) AS u \
          LEFT JOIN b ON u.k = b.k",
     ),
+    // UNION as Flink plans it: UNION ALL, then a group aggregate on every column.
+    ("k INT, v INT", "SELECT k, v FROM a UNION SELECT k, w FROM b UNION SELECT k, x FROM c"),
 ];
 
 pub fn join_variants() -> Vec<Vec<(&'static str, String)>> {
