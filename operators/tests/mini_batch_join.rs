@@ -1,7 +1,7 @@
 //! The mini-batch join: golden changelogs for folding, pairing and
 //! suppression; equivalence with the regular join and a nested-loop join of
-//! the final inputs on random changelogs (both backends, all layouts, INNER
-//! and LEFT, with and without a residual condition); fewer changelog rows
+//! the final inputs on random changelogs (both backends, all layouts, INNER,
+//! LEFT, RIGHT and FULL, with and without a residual condition); fewer changelog rows
 //! on an update-heavy input.
 
 use operators::changelog::{Change, Multiset};
@@ -206,6 +206,121 @@ fn right_bundle_is_joined_before_the_left_one() {
             "+I[1, 7, 0, NULL, NULL, NULL]",
             "-D[1, 7, 0, NULL, NULL, NULL]",
             "+I[1, 7, 0, 10, 7, 5]"
+        ]
+    );
+}
+
+#[test]
+fn right_join_joins_the_left_bundle_first() {
+    // Flink's order for RIGHT (MiniBatchRightOuterJoinStreamOperator): a
+    // right row arriving with its first match never shows its padded row.
+    let s = spec(JoinType::Right, has_uk(), has_uk(), false);
+    let steps = || {
+        vec![
+            Step::R(vec![ins(10, 7, 5)]),
+            Step::L(vec![ins(1, 7, 0)]),
+            Step::Finish,
+        ]
+    };
+    assert_eq!(
+        run(&mut mini(s.clone(), 100), steps()),
+        ["+I[1, 7, 0, 10, 7, 5]"]
+    );
+    assert_eq!(
+        run(&mut regular(s), steps()),
+        [
+            "+I[NULL, NULL, NULL, 10, 7, 5]",
+            "-D[NULL, NULL, NULL, 10, 7, 5]",
+            "+I[1, 7, 0, 10, 7, 5]"
+        ]
+    );
+}
+
+/// A FULL join over a small updating input: a left row, its first match,
+/// an update of the match within its join key, one that moves it to
+/// another key, and the left row's deletion; each step its own bundle.
+fn full_join_updates() -> Vec<Step> {
+    vec![
+        Step::L(vec![ins(1, 7, 0)]),
+        Step::Finish,
+        Step::R(vec![ins(10, 7, 5)]),
+        Step::Finish,
+        Step::R(vec![ub(10, 7, 5), ua(10, 7, 9)]),
+        Step::Finish,
+        Step::R(vec![ub(10, 7, 9), ua(10, 8, 6)]),
+        Step::Finish,
+        Step::L(vec![del(1, 7, 0)]),
+        Step::Finish,
+    ]
+}
+
+#[test]
+fn full_join_golden_changelog_regular() {
+    // Flink's StreamingJoinOperator with both sides outer: every row kind
+    // is +I or -D; each side's padded row comes and goes with its matches.
+    let s = spec(JoinType::Full, has_uk(), has_uk(), false);
+    assert_eq!(
+        run(&mut regular(s), full_join_updates()),
+        [
+            "+I[1, 7, 0, NULL, NULL, NULL]",
+            "-D[1, 7, 0, NULL, NULL, NULL]",
+            "+I[1, 7, 0, 10, 7, 5]",
+            "-D[1, 7, 0, 10, 7, 5]",
+            "+I[1, 7, 0, NULL, NULL, NULL]",
+            "-D[1, 7, 0, NULL, NULL, NULL]",
+            "+I[1, 7, 0, 10, 7, 9]",
+            "-D[1, 7, 0, 10, 7, 9]",
+            "+I[1, 7, 0, NULL, NULL, NULL]",
+            "+I[NULL, NULL, NULL, 10, 8, 6]",
+            "-D[1, 7, 0, NULL, NULL, NULL]",
+        ]
+    );
+}
+
+#[test]
+fn full_join_golden_changelog_mini_batch() {
+    // The same input in bundles: the -U/+U of one join key is joined as one
+    // update, so the left row's padded row does not come and go in between
+    // (Flink's isSuppress); the update that moves to another key is two
+    // records and emits what the regular join emits.
+    let s = spec(JoinType::Full, has_uk(), has_uk(), false);
+    let mut op = mini(s, 100);
+    assert_eq!(
+        run(&mut op, full_join_updates()),
+        [
+            "+I[1, 7, 0, NULL, NULL, NULL]",
+            "-D[1, 7, 0, NULL, NULL, NULL]",
+            "+I[1, 7, 0, 10, 7, 5]",
+            "-D[1, 7, 0, 10, 7, 5]",
+            "+I[1, 7, 0, 10, 7, 9]",
+            "-D[1, 7, 0, 10, 7, 9]",
+            "+I[1, 7, 0, NULL, NULL, NULL]",
+            "+I[NULL, NULL, NULL, 10, 8, 6]",
+            "-D[1, 7, 0, NULL, NULL, NULL]",
+        ]
+    );
+    assert_eq!(counter(&op, "update_pairs"), 1);
+    assert_eq!(counter(&op, "suppressed_rows"), 2);
+}
+
+#[test]
+fn full_join_in_one_bundle_joins_right_then_left() {
+    // Flink's order for FULL (MiniBatchFullOuterJoinStreamOperator): the
+    // right bundle first, so a right row arriving with its first match
+    // shows its padded row once.
+    let s = spec(JoinType::Full, has_uk(), has_uk(), false);
+    let steps = vec![
+        Step::L(vec![ins(1, 7, 0)]),
+        Step::R(vec![ins(10, 7, 5), ins(11, 9, 1)]),
+        Step::Finish,
+    ];
+    assert_eq!(
+        run(&mut mini(s, 100), steps),
+        [
+            "+I[NULL, NULL, NULL, 10, 7, 5]",
+            "+I[NULL, NULL, NULL, 11, 9, 1]",
+            "-D[NULL, NULL, NULL, 10, 7, 5]",
+            "+I[1, 7, 0, 10, 7, 5]",
         ]
     );
 }
@@ -467,19 +582,28 @@ impl Input {
 /// The batch join of the final inputs, by nested loops.
 fn nested_loop(left: &[Row], right: &[Row], s: &JoinSpec) -> Vec<Row> {
     let mut out = Vec::new();
+    let mut right_matched = vec![false; right.len()];
     for l in left {
         let mut matched = false;
-        for r in right {
+        for (r, r_matched) in right.iter().zip(right_matched.iter_mut()) {
             let joined: Row = l.iter().chain(r.iter()).cloned().collect();
             let equal = !l[1].is_null() && l[1] == r[1];
             if equal && s.residual.as_ref().is_none_or(|p| p.is_true(&joined)) {
                 matched = true;
+                *r_matched = true;
                 out.push(joined);
             }
         }
-        if !matched && s.join_type == JoinType::Left {
+        if !matched && s.join_type.left_is_outer() {
             let mut padded = l.clone();
             padded.extend([Value::Null, Value::Null, Value::Null]);
+            out.push(padded);
+        }
+    }
+    if s.join_type.right_is_outer() {
+        for (r, _) in right.iter().zip(&right_matched).filter(|(_, m)| !**m) {
+            let mut padded = vec![Value::Null, Value::Null, Value::Null];
+            padded.extend(r.iter().cloned());
             out.push(padded);
         }
     }
@@ -526,7 +650,7 @@ fn layout() -> impl Strategy<Value = Layout> {
 
 #[derive(Clone, Debug)]
 struct Case {
-    left_join: bool,
+    join_type: JoinType,
     left: Layout,
     right: Layout,
     residual: bool,
@@ -536,7 +660,12 @@ struct Case {
 
 fn case() -> impl Strategy<Value = Case> {
     (
-        any::<bool>(),
+        prop_oneof![
+            Just(JoinType::Inner),
+            Just(JoinType::Left),
+            Just(JoinType::Right),
+            Just(JoinType::Full)
+        ],
         layout(),
         layout(),
         any::<bool>(),
@@ -544,8 +673,8 @@ fn case() -> impl Strategy<Value = Case> {
         prop::collection::vec(op(), 0..80),
     )
         .prop_map(
-            |(left_join, left, right, residual, bundle_size, ops)| Case {
-                left_join,
+            |(join_type, left, right, residual, bundle_size, ops)| Case {
+                join_type,
                 left,
                 right,
                 residual,
@@ -562,12 +691,7 @@ fn materialised(m: &Multiset, what: &str) -> Result<Vec<Row>, TestCaseError> {
 }
 
 fn check_equivalence(backend: &StateBackend, c: &Case) -> Result<(), TestCaseError> {
-    let join_type = if c.left_join {
-        JoinType::Left
-    } else {
-        JoinType::Inner
-    };
-    let s = spec(join_type, c.left.state(), c.right.state(), c.residual);
+    let s = spec(c.join_type, c.left.state(), c.right.state(), c.residual);
     let mut reg = RegularJoinOperator::new(backend, "reg", s.clone()).unwrap();
     let mut mb = MiniBatchJoinOperator::new(backend, "mb", s.clone(), c.bundle_size).unwrap();
     let mut inputs = [Input::new(c.left), Input::new(c.right)];

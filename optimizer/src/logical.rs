@@ -45,6 +45,20 @@ impl Schema {
 pub enum JoinKind {
     Inner,
     Left,
+    Right,
+    Full,
+}
+
+impl JoinKind {
+    /// True when unmatched left rows are kept, padded with NULLs.
+    pub fn keeps_left(self) -> bool {
+        matches!(self, JoinKind::Left | JoinKind::Full)
+    }
+
+    /// True when unmatched right rows are kept, padded with NULLs.
+    pub fn keeps_right(self) -> bool {
+        matches!(self, JoinKind::Right | JoinKind::Full)
+    }
 }
 
 impl fmt::Display for JoinKind {
@@ -52,6 +66,8 @@ impl fmt::Display for JoinKind {
         f.write_str(match self {
             JoinKind::Inner => "InnerJoin",
             JoinKind::Left => "LeftOuterJoin",
+            JoinKind::Right => "RightOuterJoin",
+            JoinKind::Full => "FullOuterJoin",
         })
     }
 }
@@ -227,6 +243,13 @@ pub enum LogicalPlan {
         window: operators::window::WindowSpec,
         schema: Schema,
     },
+    /// `left UNION ALL right`: every row of both inputs (same column
+    /// count and types; names from the left).
+    Union {
+        left: Box<LogicalPlan>,
+        right: Box<LogicalPlan>,
+        schema: Schema,
+    },
     /// Output: the group columns in order, then one column per call.
     Aggregate {
         input: Box<LogicalPlan>,
@@ -244,6 +267,7 @@ impl LogicalPlan {
             | LogicalPlan::Project { schema, .. }
             | LogicalPlan::Join { schema, .. }
             | LogicalPlan::WindowTvf { schema, .. }
+            | LogicalPlan::Union { schema, .. }
             | LogicalPlan::Aggregate { schema, .. } => schema,
             LogicalPlan::Filter { input, .. } => input.schema(),
         }
@@ -256,7 +280,9 @@ impl LogicalPlan {
             | LogicalPlan::Project { input, .. }
             | LogicalPlan::WindowTvf { input, .. }
             | LogicalPlan::Aggregate { input, .. } => vec![input],
-            LogicalPlan::Join { left, right, .. } => vec![left, right],
+            LogicalPlan::Join { left, right, .. } | LogicalPlan::Union { left, right, .. } => {
+                vec![left, right]
+            }
         }
     }
 }

@@ -31,7 +31,7 @@
 //!
 //! Row order of every result is unspecified: compare with [`sorted`].
 
-use crate::logical::{AggCall, AggFunc, JoinKind, LogicalPlan};
+use crate::logical::{AggCall, AggFunc, LogicalPlan};
 use hashbrown::HashMap;
 use operators::changelog::{Change, RowKind};
 use operators::expr::Expr;
@@ -158,27 +158,42 @@ pub fn evaluate_event_time(
         } => {
             let left_rows = eval(left);
             let right_rows = eval(right);
+            let left_width = left.schema().len();
             let right_width = right.schema().len();
             let mut out = Vec::new();
+            let mut right_matched = vec![false; right_rows.len()];
             for l in &left_rows {
                 let mut matched = false;
-                for r in &right_rows {
+                for (r, r_matched) in right_rows.iter().zip(right_matched.iter_mut()) {
                     if !keys_join(l, left_keys, r, right_keys) {
                         continue;
                     }
                     let joined: Row = l.iter().chain(r.iter()).cloned().collect();
                     if residual.as_ref().is_none_or(|p| p.is_true(&joined)) {
                         matched = true;
+                        *r_matched = true;
                         out.push(joined);
                     }
                 }
-                if *kind == JoinKind::Left && !matched {
+                if kind.keeps_left() && !matched {
                     let mut padded = l.clone();
                     padded.extend(std::iter::repeat_n(Value::Null, right_width));
                     out.push(padded);
                 }
             }
+            if kind.keeps_right() {
+                for (r, _) in right_rows.iter().zip(&right_matched).filter(|(_, m)| !**m) {
+                    let mut padded = vec![Value::Null; left_width];
+                    padded.extend(r.iter().cloned());
+                    out.push(padded);
+                }
+            }
             out
+        }
+        LogicalPlan::Union { left, right, .. } => {
+            let mut rows = eval(left);
+            rows.extend(eval(right));
+            rows
         }
         LogicalPlan::Aggregate {
             input,

@@ -10,7 +10,7 @@ mod common;
 
 use common::queries::{
     agg_variants, delta_inputs, inputs, join_variants, script_for, AGG_QUERIES, DELTA_DDL,
-    JOIN_QUERIES, MATERIALIZED_QUERIES, QUERIES,
+    JOIN_QUERIES, MATERIALIZED_QUERIES, OUTER_JOIN_QUERIES, QUERIES, UNION_QUERIES,
 };
 use optimizer::logical::Statement;
 use optimizer::physical::compiled_plan;
@@ -230,6 +230,9 @@ proptest! {
         ];
         variants.extend(agg_variants().into_iter().step_by(3).map(|v| (AGG_QUERIES, v)));
         variants.extend(join_variants().into_iter().map(|v| (JOIN_QUERIES, v)));
+        // FULL and RIGHT joins, one record at a time and in mini-batches.
+        variants.extend(join_variants().into_iter().step_by(3).map(|v| (OUTER_JOIN_QUERIES, v)));
+        variants.push((UNION_QUERIES, vec![]));
         for (i, (queries, variant)) in variants.into_iter().enumerate() {
             let mut extra = variant;
             extra.push(("parallelism.default", p.to_string()));

@@ -4,14 +4,16 @@
 //!
 //! Inputs are random changelogs with inserts, updates and deletes; the
 //! queries cover group aggregates (with DISTINCT and FILTER), 2- and 3-way
-//! INNER/LEFT joins with residual predicates, an aggregate over a join, an
+//! INNER/LEFT/RIGHT/FULL and comma joins with residual predicates, UNION ALL,
+//! an aggregate over a join, an
 //! aggregate over an aggregate, and a join of an aggregate with a table.
 
 mod common;
 
 use common::queries::{
-    agg_variants, delta_inputs, inputs, join_variants, script, script_for, AGG_QUERIES, DELTA_DDL,
-    JOIN_QUERIES, MATERIALIZED_QUERIES,
+    agg_variants, delta_inputs, inputs, join_variants, script, script_for, AGG_QUERIES,
+    COMMA_JOIN_QUERIES, DELTA_DDL, JOIN_QUERIES, MATERIALIZED_QUERIES, OUTER_JOIN_QUERIES,
+    UNION_QUERIES,
 };
 use common::{run_mem, MemSources};
 use operators::value::{cmp_rows, Row, Value};
@@ -143,6 +145,80 @@ proptest! {
     ) {
         let sql = script_for(JOIN_QUERIES);
         for variant in join_variants() {
+            for backend in ["hashmap", "rocksdb"] {
+                for p in [1usize, 4] {
+                    let mut overrides = variant.clone();
+                    overrides.push(("state.backend.type", backend.to_string()));
+                    overrides.push(("parallelism.default", p.to_string()));
+                    overrides.push(("lab.source.batch-size", batch.to_string()));
+                    check_script(&sql, &sources, &overrides)?;
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_outer_join_strategy_matches_the_oracle(
+        sources in inputs(),
+        batch in prop_oneof![Just(2usize), Just(1024)],
+    ) {
+        let sql = script_for(OUTER_JOIN_QUERIES);
+        for variant in join_variants() {
+            for backend in ["hashmap", "rocksdb"] {
+                for p in [1usize, 4] {
+                    let mut overrides = variant.clone();
+                    overrides.push(("state.backend.type", backend.to_string()));
+                    overrides.push(("parallelism.default", p.to_string()));
+                    overrides.push(("lab.source.batch-size", batch.to_string()));
+                    check_script(&sql, &sources, &overrides)?;
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_comma_join_strategy_matches_the_oracle(
+        sources in inputs(),
+        batch in prop_oneof![Just(2usize), Just(1024)],
+    ) {
+        let sql = script_for(COMMA_JOIN_QUERIES);
+        for variant in join_variants() {
+            for backend in ["hashmap", "rocksdb"] {
+                for p in [1usize, 4] {
+                    let mut overrides = variant.clone();
+                    overrides.push(("state.backend.type", backend.to_string()));
+                    overrides.push(("parallelism.default", p.to_string()));
+                    overrides.push(("lab.source.batch-size", batch.to_string()));
+                    check_script(&sql, &sources, &overrides)?;
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn union_all_and_union_match_the_oracle(
+        sources in inputs(),
+        batch in prop_oneof![Just(1usize), Just(1024)],
+    ) {
+        let sql = script_for(UNION_QUERIES);
+        let mini_batch = vec![
+            ("table.exec.mini-batch.enabled", "true".to_string()),
+            ("table.exec.mini-batch.allow-latency", "1 h".to_string()),
+            ("table.exec.mini-batch.size", "3".to_string()),
+        ];
+        for variant in [vec![], mini_batch] {
             for backend in ["hashmap", "rocksdb"] {
                 for p in [1usize, 4] {
                     let mut overrides = variant.clone();

@@ -219,3 +219,95 @@ fn multi_join_hints_fuse_named_inputs_or_explain_why_not() {
     let err = explain_script(&unknown, &[]).unwrap_err().to_string();
     assert!(err.contains("nope"), "{err}");
 }
+
+#[test]
+fn full_and_right_joins_explain_flinks_join_type_and_stay_out_of_multi_join() {
+    let full = format!("{THREE}INSERT INTO out SELECT a.x, b.y, c.z FROM a JOIN b ON a.k = b.k FULL OUTER JOIN c ON b.k = c.k;");
+    let plan = explain_script(&full, &[]).unwrap();
+    assert!(plan.contains("joinType=[FullOuterJoin]"), "{plan}");
+    assert!(plan.contains("joinType=[full]"), "{plan}");
+    // MultiJoin (by config or hint) takes INNER and LEFT joins only, as Flink's.
+    for overrides in [&[("table.optimizer.multi-join.enabled", "true")][..], &[]] {
+        let sql = if overrides.is_empty() {
+            full.replace("SELECT a.x", "SELECT /*+ MULTI_JOIN(a, b, c) */ a.x")
+        } else {
+            full.clone()
+        };
+        let o: Vec<(String, String)> = overrides
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let plan = explain_script(&sql, &o).unwrap();
+        assert!(!plan.contains("MultiJoin("), "{plan}");
+        assert!(
+            plan.contains(
+                "note=[MultiJoin supports INNER and LEFT joins only; this FULL OUTER JOIN stays binary]"
+            ),
+            "{plan}"
+        );
+    }
+    let right = format!("{THREE}INSERT INTO out SELECT a.x, b.y, c.z FROM a JOIN b ON a.k = b.k RIGHT JOIN c ON b.k = c.k;");
+    let plan = explain_script(&right, &[]).unwrap();
+    assert!(plan.contains("joinType=[RightOuterJoin]"), "{plan}");
+    // A RIGHT join after an INNER one: the INNER pair stays binary too.
+    let four = format!("{THREE}CREATE TABLE d (k INT, w INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');\nCREATE TABLE out4 (x INT, y INT, z INT, w INT) WITH ('connector' = 'blackhole');\nINSERT INTO out4 SELECT a.x, b.y, c.z, d.w FROM a JOIN b ON a.k = b.k JOIN c ON b.k = c.k RIGHT JOIN d ON c.k = d.k;");
+    let plan = explain_script(
+        &four,
+        &[(
+            "table.optimizer.multi-join.enabled".to_string(),
+            "true".to_string(),
+        )],
+    )
+    .unwrap();
+    assert!(plan.contains("MultiJoin(commonJoinKey=[k]"), "{plan}");
+    assert!(plan.contains("this RIGHT JOIN stays binary"), "{plan}");
+}
+
+#[test]
+fn delta_join_refuses_full_and_right_joins_by_name() {
+    for (sql_type, name) in [("FULL OUTER JOIN", "FULL OUTER"), ("RIGHT JOIN", "RIGHT")] {
+        let sql = DELTA.replace("FROM l JOIN r", &format!("FROM l {sql_type} r"));
+        let err = run_err(&sql, &[("table.optimizer.delta-join.strategy", "FORCE")]);
+        assert!(
+            err.contains(&format!(
+                "delta join supports INNER joins only, and this is a {name} join"
+            )),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_comma_join_is_planned_as_the_equivalent_inner_join() {
+    let plan_of = |query: &str| {
+        let plan = explain_script(&format!("{THREE}INSERT INTO out {query};"), &[]).unwrap();
+        // The physical sections; the AST section shows the query as written.
+        let at = plan
+            .find("== Optimized Physical Plan ==")
+            .expect("a physical section");
+        plan[at..].to_string()
+    };
+    let comma = plan_of(
+        "SELECT a.x, b.y, c.z FROM a, b, c WHERE a.k = b.k AND c.k = b.k AND a.x < c.z AND b.y > 0",
+    );
+    let joins = plan_of(
+        "SELECT a.x, b.y, c.z FROM a JOIN b ON a.k = b.k JOIN c ON c.k = b.k AND a.x < c.z WHERE b.y > 0",
+    );
+    assert_eq!(comma, joins);
+    assert!(comma.contains("joinType=[InnerJoin]"), "{comma}");
+}
+
+#[test]
+fn union_all_and_union_explain_as_flink_plans_them() {
+    let sql = format!("{THREE}CREATE TABLE u (k INT, v INT) WITH ('connector' = 'blackhole');\nINSERT INTO u SELECT k, x FROM a UNION ALL SELECT k, y FROM b;");
+    let plan = explain_script(&sql, &[]).unwrap();
+    assert!(plan.contains("LogicalUnion(all=[true])"), "{plan}");
+    assert!(plan.contains("Union(all=[true], union=[k, x])"), "{plan}");
+    // UNION: a group aggregate on every column over the UNION ALL.
+    let plan = explain_script(&sql.replace("UNION ALL", "UNION"), &[]).unwrap();
+    assert!(
+        plan.contains("GroupAggregate(groupBy=[k, x], select=[k, x])"),
+        "{plan}"
+    );
+    assert!(plan.contains("Union(all=[true], union=[k, x])"), "{plan}");
+}

@@ -17,7 +17,7 @@
 //!
 //! Rows whose join key contains NULL match nothing (SQL equality).
 
-use super::join_spec::{JoinSpec, JoinType};
+use super::join_spec::JoinSpec;
 use super::join_state::{JoinSideState, Stored};
 use crate::changelog::{Change, RowKind};
 use crate::operator::OpResult;
@@ -40,7 +40,8 @@ pub(crate) struct JoinCore {
 impl JoinCore {
     /// Both sides' state, named `left` and `right` in `scope`.
     pub(crate) fn new(backend: &StateBackend, scope: &str, spec: JoinSpec) -> OpResult<JoinCore> {
-        let left_outer = spec.join_type == JoinType::Left;
+        let left_outer = spec.join_type.left_is_outer();
+        let right_outer = spec.join_type.right_is_outer();
         let left = JoinSideState::new(
             backend,
             scope,
@@ -54,7 +55,7 @@ impl JoinCore {
             scope,
             "right",
             spec.right_layout.clone(),
-            false,
+            right_outer,
             spec.right_arity,
         )?;
         Ok(JoinCore {
@@ -97,10 +98,16 @@ impl JoinCore {
         out: &mut Vec<Change>,
     ) -> OpResult<()> {
         let input_is_left = side == 0;
-        let is_left_join = self.spec.join_type == JoinType::Left;
-        let input_outer = is_left_join && input_is_left;
-        let other_outer = is_left_join && !input_is_left;
-        let right_arity = self.spec.right_arity;
+        let outer = [
+            self.spec.join_type.left_is_outer(),
+            self.spec.join_type.right_is_outer(),
+        ];
+        let input_outer = outer[side];
+        let other_outer = outer[1 - side];
+        let arities = [self.spec.left_arity, self.spec.right_arity];
+        // A row of input `side` (or of the other input) padded with NULLs.
+        let pad = |row: &[Value]| padded(input_is_left, row, arities[1 - side]);
+        let pad_other = |row: &[Value]| padded(!input_is_left, row, arities[side]);
         let paired = old.is_some() && new.is_some();
 
         let flags = &mut self.flags;
@@ -155,7 +162,7 @@ impl JoinCore {
             }
             if old_total == 0 {
                 if input_outer {
-                    out.push(Change::new(RowKind::Delete, padded(&old.row, right_arity)));
+                    out.push(Change::new(RowKind::Delete, pad(&old.row)));
                 }
             } else {
                 let kind = if input_outer {
@@ -179,7 +186,7 @@ impl JoinCore {
                         }
                         if m.associations == 1 {
                             for _ in 0..m.count {
-                                out.push(Change::new(RowKind::Insert, padded(&m.row, right_arity)));
+                                out.push(Change::new(RowKind::Insert, pad_other(&m.row)));
                             }
                         }
                         self.sides[1 - side].set_associations(key, &m.row, m.associations - 1)?;
@@ -189,54 +196,39 @@ impl JoinCore {
         }
 
         if let Some(new) = new {
-            if input_outer {
-                if new_total == 0 {
-                    out.push(Change::new(RowKind::Insert, padded(&new.row, right_arity)));
-                } else {
-                    for (m, _) in matched().filter(|(_, f)| f.1) {
+            // The other side's outer rows that gain a match: their padded
+            // row goes (`-D`) when this is their first.
+            if other_outer && new_total > 0 {
+                for (m, (in_old, _)) in matched().filter(|(_, f)| f.1) {
+                    if in_old {
+                        // Its match by the retraction was kept.
+                        continue;
+                    }
+                    if m.associations == 0 {
                         for _ in 0..m.count {
-                            out.push(Change::new(
-                                RowKind::Insert,
-                                joined(input_is_left, &new.row, &m.row),
-                            ));
+                            out.push(Change::new(RowKind::Delete, pad_other(&m.row)));
                         }
                     }
+                    self.sides[1 - side].set_associations(key, &m.row, m.associations + 1)?;
                 }
-                self.sides[side].add(key, &new.row, new_total)?;
+            }
+            if input_outer && new_total == 0 {
+                out.push(Change::new(RowKind::Insert, pad(&new.row)));
             } else {
-                self.sides[side].add(key, &new.row, 0)?;
-                if new_total > 0 {
-                    let kind = if other_outer {
-                        for (m, (in_old, _)) in matched().filter(|(_, f)| f.1) {
-                            if in_old {
-                                // Its match by the retraction was kept.
-                                continue;
-                            }
-                            if m.associations == 0 {
-                                for _ in 0..m.count {
-                                    out.push(Change::new(
-                                        RowKind::Delete,
-                                        padded(&m.row, right_arity),
-                                    ));
-                                }
-                            }
-                            self.sides[1 - side].set_associations(
-                                key,
-                                &m.row,
-                                m.associations + 1,
-                            )?;
-                        }
-                        RowKind::Insert
-                    } else {
-                        new.kind
-                    };
-                    for (m, _) in matched().filter(|(_, f)| f.1) {
-                        for _ in 0..m.count {
-                            out.push(Change::new(kind, joined(input_is_left, &new.row, &m.row)));
-                        }
+                // An outer join emits `+I`; an inner one forwards the kind.
+                let kind = if input_outer || other_outer {
+                    RowKind::Insert
+                } else {
+                    new.kind
+                };
+                for (m, _) in matched().filter(|(_, f)| f.1) {
+                    for _ in 0..m.count {
+                        out.push(Change::new(kind, joined(input_is_left, &new.row, &m.row)));
                     }
                 }
             }
+            let associations = if input_outer { new_total } else { 0 };
+            self.sides[side].add(key, &new.row, associations)?;
         }
         self.flags = flags;
         Ok(())
@@ -256,10 +248,16 @@ fn joined(input_is_left: bool, row: &[Value], other: &[Value]) -> Row {
     out
 }
 
-/// A left row padded with NULLs for the right side.
-fn padded(left: &[Value], right_arity: usize) -> Row {
-    let mut out = Vec::with_capacity(left.len() + right_arity);
-    out.extend_from_slice(left);
-    out.resize(left.len() + right_arity, Value::Null);
+/// A row padded with NULLs for the other side's `other_arity` columns, in
+/// left-right order.
+fn padded(row_is_left: bool, row: &[Value], other_arity: usize) -> Row {
+    let mut out = Vec::with_capacity(row.len() + other_arity);
+    if row_is_left {
+        out.extend_from_slice(row);
+        out.resize(row.len() + other_arity, Value::Null);
+    } else {
+        out.resize(other_arity, Value::Null);
+        out.extend_from_slice(row);
+    }
     out
 }

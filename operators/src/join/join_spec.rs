@@ -1,6 +1,7 @@
 //! What a binary join joins: its type, the equi-keys of both inputs, the
 //! residual condition, and how each side's state is laid out. The regular,
-//! mini-batch and delta joins take it; MultiJoin takes one type per input.
+//! mini-batch and delta joins take it (the delta join INNER only); MultiJoin
+//! takes one type per input (INNER or LEFT, as Flink's).
 
 use super::join_state::JoinStateLayout;
 use crate::expr::Expr;
@@ -9,6 +10,20 @@ use crate::expr::Expr;
 pub enum JoinType {
     Inner,
     Left,
+    Right,
+    Full,
+}
+
+impl JoinType {
+    /// True when the left input's rows are kept without a match (LEFT, FULL).
+    pub fn left_is_outer(self) -> bool {
+        matches!(self, JoinType::Left | JoinType::Full)
+    }
+
+    /// True when the right input's rows are kept without a match (RIGHT, FULL).
+    pub fn right_is_outer(self) -> bool {
+        matches!(self, JoinType::Right | JoinType::Full)
+    }
 }
 
 #[derive(Clone, Debug)]

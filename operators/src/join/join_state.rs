@@ -6,7 +6,8 @@
 //! | `HasUniqueKey` | the input has a unique key | map state: join key → {unique key → row} |
 //! | `NoUniqueKey` | otherwise | map state: join key → {row → count} |
 //!
-//! An outer side (the preserved side of a LEFT join) also keeps, per row,
+//! An outer side (a preserved side of a LEFT, RIGHT or FULL join; Flink's
+//! `OuterJoinRecordStateView`) also keeps, per row,
 //! its number of matches on the other side ("associations"), which decides
 //! when its NULL-padded row must be emitted or retracted.
 //!

@@ -1,12 +1,13 @@
-//! `MiniBatchJoin`: the binary regular join, INNER and LEFT, fed a folded
+//! `MiniBatchJoin`: the binary regular join, INNER, LEFT, RIGHT and FULL, fed a folded
 //! bundle of each input at a time (Flink's `MiniBatchStreamingJoinOperator`).
 //!
 //! Semantics: the same as [`super::regular_join`]. Both inputs are kept in
 //! state, and at every bundle boundary the emitted changelog materialises to
 //! the batch join of the inputs seen so far: every row of one side paired
 //! with every row of the other that has the same (non-NULL) key and
-//! satisfies the residual condition, and on a LEFT join each left row
-//! without such a partner once, padded with NULLs. Between boundaries
+//! satisfies the residual condition, and each row of an outer side (left
+//! for LEFT, right for RIGHT, both for FULL) without such a partner once,
+//! padded with NULLs. Between boundaries
 //! nothing is emitted for records still buffered. What differs from the
 //! one-record-at-a-time join is only which changelog rows say it, and fewer
 //! of them:
@@ -31,8 +32,9 @@
 //!   (or the joined rows): those are different rows, not redundant ones.
 //!
 //! Emission per record is that of Flink's `StreamingJoinOperator`, as in
-//! the regular join (INNER forwards the input's row kind; LEFT emits `+I`
-//! and `-D`, except that a retraction on the inner side keeps its kind), so
+//! the regular join (INNER forwards the input's row kind; an outer join
+//! emits `+I` and `-D`, except that a retraction on a non-outer side keeps
+//! its kind), so
 //! a bundle of one record emits exactly what the regular join emits.
 //!
 //! Mechanics:
@@ -42,10 +44,12 @@
 //!   the bundle size (`table.exec.mini-batch.size`; raw records, before
 //!   folding, as Flink's `CountCoBundleTrigger` counts), when the executor's
 //!   latency trigger calls [`Operator::finish_bundle`], and at end of input;
-//! - on close the folded right bundle is joined first, then the left one:
-//!   Flink's order for INNER and LEFT joins (`MiniBatchInnerJoinStreamOperator`,
-//!   `MiniBatchLeftOuterJoinStreamOperator`), which spares a left row that
-//!   arrives with its first match the `+I[left+NULL]`/`-D[left+NULL]` pair;
+//! - on close the folded right bundle is joined first, then the left one,
+//!   for INNER, LEFT and FULL joins; for a RIGHT join the left one first:
+//!   Flink's orders (`MiniBatchInnerJoinStreamOperator`,
+//!   `MiniBatchLeftOuterJoinStreamOperator`, `MiniBatchFullOuterJoinStreamOperator`,
+//!   `MiniBatchRightOuterJoinStreamOperator`), which spare an outer row that
+//!   arrives with its first match the padded `+I`/`-D` pair;
 //! - within a side, entries go by join key in order of first arrival (Flink
 //!   iterates hash maps; this order is deterministic); each record goes
 //!   through the regular join's logic against the state, a pair through the
@@ -67,7 +71,7 @@
 
 use super::join_bundle::JoinBundle;
 use super::join_core::JoinCore;
-use super::join_spec::JoinSpec;
+use super::join_spec::{JoinSpec, JoinType};
 use crate::changelog::Change;
 use crate::operator::{OpResult, Operator};
 use crate::state::{StateBackend, StateReport};
@@ -129,7 +133,12 @@ impl MiniBatchJoinOperator {
         }
         self.buffered = 0;
         self.bundles_closed += 1;
-        for side in [1, 0] {
+        let order = if self.core.spec.join_type == JoinType::Right {
+            [0, 1]
+        } else {
+            [1, 0]
+        };
+        for side in order {
             let bundle = &mut self.bundles[side];
             self.folded_records += (bundle.len() - bundle.kept()) as u64;
             let pairs = bundle.pairs_updates();

@@ -214,6 +214,12 @@ impl MultiJoinSpec {
         }
         for i in 0..n {
             let arity = self.arities[i];
+            if i > 0 && !matches!(self.join_types[i], JoinType::Inner | JoinType::Left) {
+                return Err(format!(
+                    "MultiJoin input {i}: join type {:?} is not supported (INNER and LEFT only)",
+                    self.join_types[i]
+                ));
+            }
             if self.keys[i].len() != key_len {
                 return Err(format!(
                     "MultiJoin inputs must share one join key: input 0 has {key_len} key columns, input {i} has {}",

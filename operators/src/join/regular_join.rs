@@ -1,23 +1,28 @@
-//! `Join`: the binary regular join, INNER and LEFT, one record at a time.
+//! `Join`: the binary regular join, INNER, LEFT, RIGHT and FULL, one record
+//! at a time.
 //!
 //! Semantics: both inputs are kept in state (see [`super::join_state`]), so
 //! at any point the emitted changelog materialises to the batch join of the
 //! inputs seen so far: an accumulated row joins every stored row of the
 //! other side with the same key that satisfies the residual condition, and
-//! a retracted row retracts exactly those pairs. For LEFT joins the left
-//! row's number of matches decides when its NULL-padded row appears (no
-//! matches) and disappears (first match).
+//! a retracted row retracts exactly those pairs. On an outer side (left for
+//! LEFT, right for RIGHT, both for FULL) a row's number of matches
+//! ("associations") decides when its NULL-padded row appears (no matches)
+//! and disappears (first match).
 //!
 //! Emission follows Flink's `StreamingJoinOperator` (the synchronous one):
-//! an INNER join forwards the input's row kind; a LEFT join emits `+I` and
-//! `-D`. Order per input record:
-//! - accumulate on the outer side: `+I[row+NULL]` if nothing matches, else
-//!   `+I[row+other]` per match;
-//! - accumulate on the inner side: for each matched outer row with no
-//!   matches yet `-D[other+NULL]`, then the joined rows;
-//! - retract: the joined rows (`-D`, or the input kind on an inner join),
-//!   then for each matched outer row that loses its last match
-//!   `+I[other+NULL]`; an unmatched outer row retracts `-D[row+NULL]`.
+//! an INNER join forwards the input's row kind; an outer join emits `+I`
+//! and `-D`, except a retraction on a side that is not outer, which keeps
+//! its kind. Order per input record (`pad` = the row with NULLs for the
+//! other side, in left-right order):
+//! - accumulate: for each matched row of the other side, if that side is
+//!   outer and the row had no match yet, `-D[pad(other)]`; then, if nothing
+//!   matches and the input side is outer, `+I[pad(row)]`, else the joined
+//!   rows;
+//! - retract: if nothing matches and the input side is outer,
+//!   `-D[pad(row)]`; else the joined rows (`-D` on an outer input side, the
+//!   input kind otherwise), then, if the other side is outer, for each
+//!   matched row that loses its last match `+I[pad(other)]`.
 //!
 //! Rows whose join key contains NULL match nothing (SQL equality).
 //!

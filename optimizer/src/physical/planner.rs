@@ -19,6 +19,7 @@ use super::node::calc;
 use super::node::group_aggregate::GroupAggregate;
 use super::node::join::{Join, JoinHints};
 use super::node::source::Source;
+use super::node::union::Union;
 use super::node::window_aggregate::WindowAggregate;
 use super::node::window_table_function::WindowTableFunction;
 use super::plan::{JobSettings, PhysicalNode, PhysicalPlan, QueryPlan, SinkPlan};
@@ -127,6 +128,15 @@ fn translate(
                 calc::over(child, None, Some(exprs.clone()), schema.clone())
             }
         }
+        LogicalPlan::Union {
+            left,
+            right,
+            schema,
+        } => {
+            let l = translate(left, catalog, config)?;
+            let r = translate(right, catalog, config)?;
+            Union::over(l, r, schema.clone())
+        }
         LogicalPlan::WindowTvf {
             input,
             time_col,
@@ -215,6 +225,8 @@ fn translate(
                 join_type: match kind {
                     JoinKind::Inner => JoinType::Inner,
                     JoinKind::Left => JoinType::Left,
+                    JoinKind::Right => JoinType::Right,
+                    JoinKind::Full => JoinType::Full,
                 },
                 left_keys: left_keys.clone(),
                 right_keys: right_keys.clone(),

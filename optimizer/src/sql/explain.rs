@@ -109,6 +109,9 @@ fn node(plan: &LogicalPlan, depth: usize, out: &mut String) {
                 .join(", "),
             names(schema)
         ),
+        LogicalPlan::Union { schema, .. } => {
+            format!("Union(all=[true], fields=[{}])", names(schema))
+        }
         LogicalPlan::Join {
             kind,
             left_keys,

@@ -78,6 +78,40 @@ impl<'a> QueryBinder<'a> {
         match body {
             ast::SetExpr::Select(s) => self.bind_select(s),
             ast::SetExpr::Query(q) => self.bind_query(q),
+            ast::SetExpr::SetOperation {
+                op: ast::SetOperator::Union,
+                set_quantifier: ast::SetQuantifier::All,
+                left,
+                right,
+            } => self.bind_union_all(left, right, body),
+            ast::SetExpr::SetOperation {
+                op: ast::SetOperator::Union,
+                set_quantifier: ast::SetQuantifier::None | ast::SetQuantifier::Distinct,
+                left,
+                right,
+            } => {
+                // As Flink plans it: UNION ALL, then a group aggregate on
+                // every column.
+                let all = self.bind_union_all(left, right, body)?;
+                let schema = Schema {
+                    fields: all.fields.clone(),
+                };
+                let plan = LogicalPlan::Aggregate {
+                    input: Box::new(all.plan),
+                    group_by: (0..all.fields.len()).collect(),
+                    aggs: Vec::new(),
+                    schema,
+                    hints: Vec::new(),
+                };
+                Ok(Bound { plan, ..all })
+            }
+            ast::SetExpr::SetOperation {
+                op: ast::SetOperator::Union,
+                ..
+            } => Err(unsupported(
+                "this UNION is not supported (the lab runs UNION ALL and UNION)",
+                body,
+            )),
             ast::SetExpr::SetOperation { op, .. } => Err(unsupported(
                 format!("{} is not supported", op.to_string().to_uppercase()),
                 body,
@@ -88,6 +122,70 @@ impl<'a> QueryBinder<'a> {
             )),
             _ => Err(unsupported(format!("'{body}' is not supported"), body)),
         }
+    }
+
+    /// `left UNION ALL right`: both sides with the same number of columns
+    /// and the same types; the names are the left side's.
+    fn bind_union_all(
+        &self,
+        left: &ast::SetExpr,
+        right: &ast::SetExpr,
+        body: &ast::SetExpr,
+    ) -> Result<Bound, PlanError> {
+        let l = self.bind_set_expr(left)?;
+        let r = self.bind_set_expr(right)?;
+        if l.fields.len() != r.fields.len() {
+            return Err(err_at(
+                PlanError::validation(format!(
+                    "UNION ALL needs the same number of columns on both sides: the left has {}, the right {}",
+                    l.fields.len(),
+                    r.fields.len()
+                )),
+                body,
+            ));
+        }
+        let mut fields = Vec::with_capacity(l.fields.len());
+        let mut untyped = Vec::with_capacity(l.fields.len());
+        for (i, (a, b)) in l.fields.iter().zip(&r.fields).enumerate() {
+            let (a_untyped, b_untyped) = (l.untyped[i], r.untyped[i]);
+            let data_type = match (a_untyped, b_untyped) {
+                (true, false) => b.data_type,
+                (false, true) | (true, true) => a.data_type,
+                (false, false) if a.data_type == b.data_type => a.data_type,
+                (false, false) => {
+                    return Err(err_at(
+                        PlanError::validation(format!(
+                            "UNION ALL column {} has type {} on the left ('{}') and {} on the right ('{}'); the lab unions columns of the same type",
+                            i + 1,
+                            a.data_type,
+                            a.name,
+                            b.data_type,
+                            b.name
+                        )),
+                        body,
+                    ))
+                }
+            };
+            fields.push(Field {
+                name: a.name.clone(),
+                qualifier: None,
+                data_type,
+                nullable: a.nullable || b.nullable || a_untyped || b_untyped,
+            });
+            untyped.push(a_untyped && b_untyped);
+        }
+        let plan = LogicalPlan::Union {
+            left: Box::new(l.plan),
+            right: Box::new(r.plan),
+            schema: Schema {
+                fields: fields.clone(),
+            },
+        };
+        Ok(Bound {
+            plan,
+            fields,
+            untyped,
+        })
     }
 
     fn check_select(s: &ast::Select) -> Result<(), PlanError> {
@@ -150,23 +248,20 @@ impl<'a> QueryBinder<'a> {
         Self::check_select(s)?;
         let select_span = s.select_token.0.span;
         let hints = hints::parse_hints(&s.optimizer_hints, select_span)?;
-        let from = match s.from.as_slice() {
-            [] => {
-                return Err(at(
-                    PlanError::unsupported("SELECT without FROM is not supported"),
-                    select_span,
-                ))
-            }
-            [one] => one,
-            [_, second, ..] => {
-                return Err(unsupported(
-                    "a comma-separated FROM list (implicit cross join) is not supported; use JOIN ... ON",
-                    &second.relation,
-                ))
-            }
+        let Some((from, comma)) = s.from.split_first() else {
+            return Err(at(
+                PlanError::unsupported("SELECT without FROM is not supported"),
+                select_span,
+            ));
         };
         let mut names = Vec::new();
-        let (mut plan, fields) = self.bind_table_with_joins(from, &hints, &mut names)?;
+        let (mut plan, mut fields) = self.bind_table_with_joins(from, &hints, &mut names)?;
+        let mut comma_inputs = Vec::with_capacity(comma.len());
+        for twj in comma {
+            let (p, f) = self.bind_table_with_joins(twj, &hints, &mut names)?;
+            comma_inputs.push((p, f.len(), &twj.relation));
+            fields.extend(f);
+        }
         hints::validate(&hints, &names).map_err(|e| at(e, select_span))?;
         let scope = Scope {
             fields,
@@ -175,10 +270,18 @@ impl<'a> QueryBinder<'a> {
 
         if let Some(w) = &s.selection {
             let t = Ctx::plain(&scope, "WHERE").bind_predicate(w)?;
-            plan = LogicalPlan::Filter {
-                input: Box::new(plan),
-                predicate: t.expr,
-            };
+            if comma_inputs.is_empty() {
+                plan = LogicalPlan::Filter {
+                    input: Box::new(plan),
+                    predicate: t.expr,
+                };
+            } else {
+                let mut conjuncts = Vec::new();
+                split_and(t.expr, &mut conjuncts);
+                plan = Self::comma_joins(plan, comma_inputs, &scope.fields, conjuncts, &hints)?;
+            }
+        } else if let Some((_, _, rel)) = comma_inputs.first() {
+            return Err(Self::cross_join_error(rel, None));
         }
 
         let group_exprs = match &s.group_by {
@@ -669,6 +772,69 @@ impl<'a> QueryBinder<'a> {
         }
     }
 
+    /// `FROM a, b, ... WHERE ...` as Flink plans it: the WHERE conjuncts
+    /// that relate a table to the ones before it become the condition of an
+    /// INNER join (their column equalities its keys); the rest filter the
+    /// joined rows. `plan` is the first FROM entry; each of `inputs` is a
+    /// later one with its column count; `fields` are all of their columns.
+    fn comma_joins(
+        mut plan: LogicalPlan,
+        inputs: Vec<(LogicalPlan, usize, &ast::TableFactor)>,
+        fields: &[Field],
+        mut conjuncts: Vec<Expr>,
+        hints: &[Hint],
+    ) -> Result<LogicalPlan, PlanError> {
+        let mut width = fields.len() - inputs.iter().map(|(_, n, _)| n).sum::<usize>();
+        for (right, n, rel) in inputs {
+            let end = width + n;
+            let (on, rest): (Vec<Expr>, Vec<Expr>) = conjuncts.into_iter().partition(|c| {
+                let mut cols = Vec::new();
+                c.columns(&mut cols);
+                cols.iter().all(|&x| x < end)
+                    && cols.iter().any(|&x| x >= width)
+                    && cols.iter().any(|&x| x < width)
+            });
+            conjuncts = rest;
+            let join_fields = fields[..end].to_vec();
+            let (left_keys, right_keys, residual) = join_keys(on, width, &join_fields)
+                .map_err(|mismatched| Self::cross_join_error(rel, mismatched))?;
+            plan = LogicalPlan::Join {
+                left: Box::new(plan),
+                right: Box::new(right),
+                kind: JoinKind::Inner,
+                left_keys,
+                right_keys,
+                residual,
+                schema: Schema {
+                    fields: join_fields,
+                },
+                hints: hints.to_vec(),
+            };
+            width = end;
+        }
+        if let Some(predicate) = conjuncts
+            .into_iter()
+            .reduce(|a, b| Expr::bin(BinOp::And, a, b))
+        {
+            plan = LogicalPlan::Filter {
+                input: Box::new(plan),
+                predicate,
+            };
+        }
+        Ok(plan)
+    }
+
+    /// A comma-separated FROM entry that WHERE does not join by a column
+    /// equality to the entries before it.
+    fn cross_join_error(rel: &ast::TableFactor, mismatched: Option<String>) -> PlanError {
+        let msg = mismatched.unwrap_or_else(|| {
+            format!(
+                "a comma-separated FROM list needs a WHERE equality between a column of '{rel}' and one of the tables before it (an implicit cross join is not supported): write FROM a, b WHERE a.k = b.k"
+            )
+        });
+        unsupported(msg, rel)
+    }
+
     fn bind_join(
         &self,
         left: LogicalPlan,
@@ -679,26 +845,42 @@ impl<'a> QueryBinder<'a> {
     ) -> Result<(LogicalPlan, Vec<Field>), PlanError> {
         use ast::JoinOperator as J;
         let rel = &join.relation;
-        let not_lab = "(the lab runs INNER and LEFT joins)";
+        let not_lab = "(the lab runs INNER, LEFT, RIGHT and FULL OUTER joins)";
         let (kind, constraint) = match &join.join_operator {
             J::Join(c) | J::Inner(c) => (JoinKind::Inner, c),
             J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, c),
-            J::Right(_) | J::RightOuter(_) => {
+            J::Right(c) | J::RightOuter(c) => (JoinKind::Right, c),
+            J::FullOuter(c) => (JoinKind::Full, c),
+            J::CrossJoin(_) => {
                 return Err(unsupported(
-                    format!("RIGHT OUTER JOIN is not supported {not_lab}; swap the inputs and use LEFT JOIN"),
+                    format!("CROSS JOIN is not supported {not_lab}"),
                     rel,
                 ))
             }
-            J::FullOuter(_) => return Err(unsupported(format!("FULL OUTER JOIN is not supported {not_lab}"), rel)),
-            J::CrossJoin(_) => return Err(unsupported(format!("CROSS JOIN is not supported {not_lab}"), rel)),
             J::Semi(_) | J::LeftSemi(_) | J::RightSemi(_) => {
-                return Err(unsupported(format!("SEMI JOIN is not supported {not_lab}"), rel))
+                return Err(unsupported(
+                    format!("SEMI JOIN is not supported {not_lab}"),
+                    rel,
+                ))
             }
             J::Anti(_) | J::LeftAnti(_) | J::RightAnti(_) => {
-                return Err(unsupported(format!("ANTI JOIN is not supported {not_lab}"), rel))
+                return Err(unsupported(
+                    format!("ANTI JOIN is not supported {not_lab}"),
+                    rel,
+                ))
             }
-            J::AsOf { .. } => return Err(unsupported(format!("ASOF JOIN is not supported {not_lab}"), rel)),
-            _ => return Err(unsupported(format!("this join is not supported {not_lab}"), rel)),
+            J::AsOf { .. } => {
+                return Err(unsupported(
+                    format!("ASOF JOIN is not supported {not_lab}"),
+                    rel,
+                ))
+            }
+            _ => {
+                return Err(unsupported(
+                    format!("this join is not supported {not_lab}"),
+                    rel,
+                ))
+            }
         };
         if join.global {
             return Err(unsupported("GLOBAL JOIN is not supported", rel));
@@ -726,9 +908,16 @@ impl<'a> QueryBinder<'a> {
         };
         let (right, right_fields) = self.bind_factor(rel, hints, names)?;
         let nl = left_fields.len();
-        let mut fields = left_fields;
+        // A side the other side's unmatched rows pad with NULLs.
+        let mut fields: Vec<Field> = left_fields
+            .into_iter()
+            .map(|f| Field {
+                nullable: f.nullable || kind.keeps_right(),
+                ..f
+            })
+            .collect();
         fields.extend(right_fields.into_iter().map(|f| Field {
-            nullable: f.nullable || kind == JoinKind::Left,
+            nullable: f.nullable || kind.keeps_left(),
             ..f
         }));
         let scope = Scope {
@@ -738,65 +927,18 @@ impl<'a> QueryBinder<'a> {
         let cond = Ctx::plain(&scope, "ON").bind_predicate(on)?;
         let mut conjuncts = Vec::new();
         split_and(cond.expr, &mut conjuncts);
-        let (mut left_keys, mut right_keys, mut residual) = (Vec::new(), Vec::new(), Vec::new());
-        let mut mismatched: Option<String> = None;
-        // Keys must hash alike: equal types, or both integers (one representation).
-        let key_compatible = |a: usize, b: usize| {
-            let (ta, tb) = (scope.fields[a].data_type, scope.fields[b].data_type);
-            ta == tb || (ta.is_integer() && tb.is_integer())
+        let (left_keys, right_keys, residual) = match join_keys(conjuncts, nl, &scope.fields) {
+            Ok(k) => k,
+            Err(Some(mismatched)) => return Err(unsupported(mismatched, on)),
+            Err(None) => {
+                return Err(unsupported(
+                    format!(
+                        "join without an equality condition: ON must equate a column of each side, e.g. a.k = b.k (found '{on}')"
+                    ),
+                    on,
+                ))
+            }
         };
-        for c in conjuncts {
-            if let Expr::Binary(BinOp::Eq, l, r) = &c {
-                if let (Expr::Column(a), Expr::Column(b)) = (l.as_ref(), r.as_ref()) {
-                    let (a, b) = (*a, *b);
-                    let pair = if a < nl && b >= nl {
-                        Some((a, b))
-                    } else if b < nl && a >= nl {
-                        Some((b, a))
-                    } else {
-                        None
-                    };
-                    if let Some((lk, rk)) = pair {
-                        if key_compatible(lk, rk) {
-                            left_keys.push(lk);
-                            right_keys.push(rk - nl);
-                            continue;
-                        }
-                        let describe = |i: usize| {
-                            let f = &scope.fields[i];
-                            let q = f
-                                .qualifier
-                                .as_deref()
-                                .map(|q| format!("{q}."))
-                                .unwrap_or_default();
-                            format!("{q}{} ({})", f.name, f.data_type)
-                        };
-                        mismatched.get_or_insert_with(|| {
-                            format!(
-                                "join keys {} and {} have different types; the lab joins on columns of the same type",
-                                describe(lk),
-                                describe(rk)
-                            )
-                        });
-                    }
-                }
-            }
-            residual.push(c);
-        }
-        if left_keys.is_empty() {
-            if let Some(m) = mismatched {
-                return Err(unsupported(m, on));
-            }
-            return Err(unsupported(
-                format!(
-                    "join without an equality condition: ON must equate a column of each side, e.g. a.k = b.k (found '{on}')"
-                ),
-                on,
-            ));
-        }
-        let residual = residual
-            .into_iter()
-            .reduce(|a, b| Expr::bin(BinOp::And, a, b));
         let plan = LogicalPlan::Join {
             left: Box::new(left),
             right: Box::new(right),
@@ -811,6 +953,70 @@ impl<'a> QueryBinder<'a> {
         };
         Ok((plan, scope.fields))
     }
+}
+
+/// Splits the conjuncts of a join condition over `left ++ right` (the
+/// left input has `nl` of `fields`) into equi-key pairs and the residual.
+/// Without any key pair: `Err` with why a column equality did not count
+/// (keys of different types), if one did not.
+#[allow(clippy::type_complexity)]
+fn join_keys(
+    conjuncts: Vec<Expr>,
+    nl: usize,
+    fields: &[Field],
+) -> Result<(Vec<usize>, Vec<usize>, Option<Expr>), Option<String>> {
+    let (mut left_keys, mut right_keys, mut residual) = (Vec::new(), Vec::new(), Vec::new());
+    let mut mismatched: Option<String> = None;
+    // Keys must hash alike: equal types, or both integers (one representation).
+    let key_compatible = |a: usize, b: usize| {
+        let (ta, tb) = (fields[a].data_type, fields[b].data_type);
+        ta == tb || (ta.is_integer() && tb.is_integer())
+    };
+    for c in conjuncts {
+        if let Expr::Binary(BinOp::Eq, l, r) = &c {
+            if let (Expr::Column(a), Expr::Column(b)) = (l.as_ref(), r.as_ref()) {
+                let (a, b) = (*a, *b);
+                let pair = if a < nl && b >= nl {
+                    Some((a, b))
+                } else if b < nl && a >= nl {
+                    Some((b, a))
+                } else {
+                    None
+                };
+                if let Some((lk, rk)) = pair {
+                    if key_compatible(lk, rk) {
+                        left_keys.push(lk);
+                        right_keys.push(rk - nl);
+                        continue;
+                    }
+                    let describe = |i: usize| {
+                        let f = &fields[i];
+                        let q = f
+                            .qualifier
+                            .as_deref()
+                            .map(|q| format!("{q}."))
+                            .unwrap_or_default();
+                        format!("{q}{} ({})", f.name, f.data_type)
+                    };
+                    mismatched.get_or_insert_with(|| {
+                        format!(
+                            "join keys {} and {} have different types; the lab joins on columns of the same type",
+                            describe(lk),
+                            describe(rk)
+                        )
+                    });
+                }
+            }
+        }
+        residual.push(c);
+    }
+    if left_keys.is_empty() {
+        return Err(mismatched);
+    }
+    let residual = residual
+        .into_iter()
+        .reduce(|a, b| Expr::bin(BinOp::And, a, b));
+    Ok((left_keys, right_keys, residual))
 }
 
 fn split_and(e: Expr, out: &mut Vec<Expr>) {

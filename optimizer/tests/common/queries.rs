@@ -287,6 +287,81 @@ pub const JOIN_QUERIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// FULL and RIGHT joins: over a changelog, upserts and an insert-only
+/// table, with a residual condition, in a chain a MultiJoin may not take,
+/// and under an aggregate.
+pub const OUTER_JOIN_QUERIES: &[(&str, &str)] = &[
+    (
+        "k INT, v INT, k2 INT, w INT",
+        "SELECT a.k, a.v, b.k, b.w FROM a FULL OUTER JOIN b ON a.k = b.k",
+    ),
+    (
+        "v INT, k INT, w INT",
+        "SELECT a.v, b.k, b.w FROM a RIGHT JOIN b ON a.k = b.k AND a.v < b.w",
+    ),
+    (
+        "k INT, x INT, w INT",
+        "SELECT c.k, c.x, b.w FROM c FULL JOIN b ON c.k = b.k AND c.x > b.w",
+    ),
+    (
+        "v INT, w INT, x INT",
+        "SELECT a.v, b.w, c.x FROM a JOIN b ON a.k = b.k RIGHT JOIN c ON b.k = c.k",
+    ),
+    (
+        "v INT, w INT, x INT",
+        "SELECT a.v, b.w, c.x FROM a LEFT JOIN b ON a.k = b.k FULL OUTER JOIN c ON a.k = c.k",
+    ),
+    (
+        "k INT, n BIGINT, sv BIGINT",
+        "SELECT b.k, COUNT(*), SUM(a.v) FROM a FULL JOIN b ON a.k = b.k GROUP BY b.k",
+    ),
+];
+
+/// Comma joins with the equality in WHERE, planned as INNER joins.
+pub const COMMA_JOIN_QUERIES: &[(&str, &str)] = &[
+    (
+        "k INT, v INT, w INT",
+        "SELECT a.k, a.v, b.w FROM a, b WHERE a.k = b.k AND a.v < b.w",
+    ),
+    (
+        "v INT, w INT, x INT",
+        "SELECT a.v, b.w, c.x FROM a, b, c WHERE b.k = c.k AND a.k = b.k AND (c.x > 2 OR a.v IS NULL)",
+    ),
+    (
+        "k INT, n BIGINT",
+        "SELECT c.k, COUNT(*) FROM c, b AS b2 WHERE c.k = b2.k AND b2.w > 0 GROUP BY c.k",
+    ),
+];
+
+/// UNION ALL: of scans, of aggregates (updating inputs), of an aggregate
+/// and a filtered scan, under an aggregate and under a join; UNION.
+pub const UNION_QUERIES: &[(&str, &str)] = &[
+    (
+        "k INT, v INT",
+        "SELECT k, v FROM a UNION ALL SELECT k, w FROM b",
+    ),
+    (
+        "k INT, n BIGINT",
+        "SELECT k, COUNT(*) FROM a GROUP BY k UNION ALL SELECT k, COUNT(*) FROM c GROUP BY k",
+    ),
+    (
+        "k INT, n BIGINT",
+        "SELECT k, COUNT(*) FROM b GROUP BY k UNION ALL SELECT k, CAST(x AS BIGINT) FROM c WHERE x > 3",
+    ),
+    (
+        "k INT, s BIGINT, n BIGINT",
+        "SELECT u.k, SUM(u.v), COUNT(*) FROM (SELECT k, v FROM a UNION ALL SELECT k, x FROM c \
+         UNION ALL SELECT k, w FROM b) AS u GROUP BY u.k",
+    ),
+    (
+        "k INT, v INT, w INT",
+        "SELECT u.k, u.v, b.w FROM (SELECT k, v FROM a UNION ALL SELECT k, x FROM c) AS u \
+         LEFT JOIN b ON u.k = b.k",
+    ),
+    // UNION as Flink plans it: UNION ALL, then a group aggregate on every column.
+    ("k INT, v INT", "SELECT k, v FROM a UNION SELECT k, w FROM b UNION SELECT k, x FROM c"),
+];
+
 pub fn join_variants() -> Vec<Vec<(&'static str, String)>> {
     let mini_batch = |size: &str| {
         vec![

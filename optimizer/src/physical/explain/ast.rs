@@ -62,6 +62,10 @@ fn node(plan: &LogicalPlan) -> Line {
             text: format!("LogicalTableScan(table=[[default_catalog, default_database, {table}]])"),
             inputs: vec![],
         },
+        LogicalPlan::Union { left, right, .. } => Line {
+            text: "LogicalUnion(all=[true])".to_string(),
+            inputs: vec![node(left), node(right)],
+        },
         LogicalPlan::WindowTvf {
             input,
             time_col,
@@ -149,6 +153,8 @@ fn node(plan: &LogicalPlan) -> Line {
             let kind = match kind {
                 JoinKind::Inner => "inner",
                 JoinKind::Left => "left",
+                JoinKind::Right => "right",
+                JoinKind::Full => "full",
             };
             let mut text = format!("LogicalJoin(condition=[{cond}], joinType=[{kind}]");
             text.push_str(&hints_attr("joinHints", hints, &["MULTI_JOIN"]).unwrap_or_default());

@@ -1,4 +1,4 @@
-//! `Join`: the binary regular join (INNER or LEFT), hashed on its join
+//! `Join`: the binary regular join (INNER, LEFT, RIGHT or FULL), hashed on its join
 //! keys, keeping both inputs in state; with mini-batch on it folds each
 //! bundle per join key before joining.
 //!
@@ -97,13 +97,16 @@ pub fn layout_for(n: &PhysicalNode, keys: &[usize]) -> JoinStateLayout {
     }
 }
 
-/// The changelog a join emits for inputs with these changelogs.
+/// The changelog a join emits for inputs with these changelogs: an inner
+/// join forwards its inputs' kinds; an outer join emits `+I` and `-D`, and
+/// `-U` where a side that is not outer retracts with it.
 fn join_changelog(join_type: JoinType, l: ChangelogMode, r: ChangelogMode) -> ChangelogMode {
     match join_type {
         JoinType::Inner => l.union(r),
-        JoinType::Left => ChangelogMode {
+        _ => ChangelogMode {
             insert: true,
-            update_before: r.update_before,
+            update_before: (!join_type.left_is_outer() && l.update_before)
+                || (!join_type.right_is_outer() && r.update_before),
             update_after: false,
             delete: true,
         },
@@ -133,6 +136,8 @@ fn join_type_name(t: JoinType) -> &'static str {
     match t {
         JoinType::Inner => "InnerJoin",
         JoinType::Left => "LeftOuterJoin",
+        JoinType::Right => "RightOuterJoin",
+        JoinType::Full => "FullOuterJoin",
     }
 }
 
@@ -214,14 +219,18 @@ impl NodeSpec for Join {
 
     /// The layouts follow the inputs' unique keys; the output is unique on
     /// the left's key when the right's lies in its join key (each left row
-    /// joins at most one right row), else on both keys together.
+    /// joins at most one right row) and no left column is padded with NULLs
+    /// (INNER, LEFT), else on both keys together.
     fn rederive(&mut self, inputs: &[PhysicalNode], unique_key: &mut Option<Vec<usize>>) {
         let (l, r) = (&inputs[0], &inputs[1]);
         self.left_layout = layout_for(l, &self.left_keys);
         self.right_layout = layout_for(r, &self.right_keys);
         let la = l.schema.len();
         *unique_key = match (&l.unique_key, &r.unique_key) {
-            (Some(lk), Some(rk)) if rk.iter().all(|c| self.right_keys.contains(c)) => {
+            (Some(lk), Some(rk))
+                if !self.join_type.right_is_outer()
+                    && rk.iter().all(|c| self.right_keys.contains(c)) =>
+            {
                 Some(lk.clone())
             }
             (Some(lk), Some(rk)) => Some(

@@ -47,6 +47,7 @@ pub mod local_window_aggregate;
 pub mod multi_join;
 pub mod sink_materializer;
 pub mod source;
+pub mod union;
 pub mod window_aggregate;
 pub mod window_table_function;
 
@@ -257,6 +258,7 @@ node_kinds! {
     WindowAggregate(window_aggregate::WindowAggregate),
     LocalWindowAggregate(local_window_aggregate::LocalWindowAggregate),
     WindowTableFunction(window_table_function::WindowTableFunction),
+    Union(union::Union),
 }
 
 impl NodeKind {

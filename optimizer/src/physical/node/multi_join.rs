@@ -140,6 +140,8 @@ impl NodeSpec for MultiJoin {
             .map(|t| match t {
                 JoinType::Inner => "INNER",
                 JoinType::Left => "LEFT",
+                JoinType::Right => "RIGHT",
+                JoinType::Full => "FULL",
             })
             .collect();
         let unique_keys: Vec<String> = n

@@ -99,8 +99,16 @@ fn failed_precondition(node: &PhysicalNode, to_sink: &Consumer) -> Option<String
     else {
         return Some("not a binary join".into());
     };
-    if *join_type != JoinType::Inner {
-        return Some("delta join supports INNER joins only".into());
+    let sql_name = match join_type {
+        JoinType::Inner => None,
+        JoinType::Left => Some("LEFT"),
+        JoinType::Right => Some("RIGHT"),
+        JoinType::Full => Some("FULL OUTER"),
+    };
+    if let Some(name) = sql_name {
+        return Some(format!(
+            "delta join supports INNER joins only, and this is a {name} join"
+        ));
     }
     let la = node.inputs[0].schema.len();
     for (side, keys) in [(0, left_keys), (1, right_keys)] {

@@ -26,8 +26,9 @@
 //! key split into several MultiJoins. A group needs at least three inputs
 //! (two inputs keep no intermediate state anyway). The config key fuses
 //! every eligible join and wins over hints; a `MULTI_JOIN` hint fuses the
-//! named inputs only (aliases where tables are aliased). Joins left binary
-//! carry a note EXPLAIN prints.
+//! named inputs only (aliases where tables are aliased). A RIGHT or FULL
+//! join closes the group and stays binary (Flink's MultiJoin joins INNER
+//! and LEFT only). Joins left binary carry a note EXPLAIN prints.
 //!
 //! The planner marks each join whose left input is the join before it in
 //! the query's left-deep chain (`JoinHints::left_in_chain`) and keeps what
@@ -150,6 +151,8 @@ fn fuse_chain(top: PhysicalNode, config: &Config) -> PhysicalNode {
     let named = |i: usize| aliases[i].as_ref().is_some_and(|a| hinted.contains(a));
     let eligible = |i: usize| by_config || named(i);
     let wanted = by_config || !hinted.is_empty();
+    // Join `k` adds input `k + 1`; MultiJoin takes INNER and LEFT joins only.
+    let fusible = |k: usize| matches!(joins[k].join.join_type, JoinType::Inner | JoinType::Left);
     let reason = if by_config {
         "table.optimizer.multi-join.enabled = true".to_string()
     } else {
@@ -168,10 +171,10 @@ fn fuse_chain(top: PhysicalNode, config: &Config) -> PhysicalNode {
             for (&l, &r) in first.left_keys.iter().zip(&first.right_keys) {
                 let mut class = vec![l, offsets[p] + r];
                 let mut q = p;
-                if !eligible(p) {
+                if !eligible(p) || !fusible(p - 1) {
                     break;
                 }
-                while q + 1 < n && eligible(q + 1) {
+                while q + 1 < n && eligible(q + 1) && fusible(q) {
                     let j = &joins[q].join;
                     let link = j
                         .left_keys
@@ -219,7 +222,14 @@ fn fuse_chain(top: PhysicalNode, config: &Config) -> PhysicalNode {
             _ => {
                 let j = &joins[p - 1];
                 let note = (wanted && (eligible(p) || by_config)).then(|| {
-                    "MultiJoin needs at least three inputs linked by one common key; this join stays binary".to_string()
+                    if fusible(p - 1) {
+                        "MultiJoin needs at least three inputs linked by one common key; this join stays binary".to_string()
+                    } else {
+                        format!(
+                            "MultiJoin supports INNER and LEFT joins only; this {} stays binary",
+                            join_type_sql(j.join.join_type)
+                        )
+                    }
                 });
                 let right = planned[p].take().expect("input planned once");
                 let join = Join {
@@ -232,6 +242,16 @@ fn fuse_chain(top: PhysicalNode, config: &Config) -> PhysicalNode {
         }
     }
     result
+}
+
+/// A join type as SQL writes it.
+fn join_type_sql(t: JoinType) -> &'static str {
+    match t {
+        JoinType::Inner => "INNER JOIN",
+        JoinType::Left => "LEFT JOIN",
+        JoinType::Right => "RIGHT JOIN",
+        JoinType::Full => "FULL OUTER JOIN",
+    }
 }
 
 /// Builds the MultiJoin node. `members[0]` is the chain's result up to input
