@@ -16,6 +16,7 @@
 //! Everything that chooses between strategies is a rule.
 
 use super::node::calc;
+use super::node::deduplicate::Deduplicate;
 use super::node::group_aggregate::GroupAggregate;
 use super::node::join::{Join, JoinHints};
 use super::node::source::Source;
@@ -145,6 +146,23 @@ fn translate(
                 None,
                 parallelism,
             )
+        }
+        LogicalPlan::Deduplicate {
+            input,
+            key,
+            keep,
+            order,
+            ..
+        } => {
+            if config.mini_batch_enabled() {
+                return Err(PlanError::unsupported(
+                    "deduplication with table.exec.mini-batch.enabled (Flink's mini-batch \
+                     deduplicate functions) is not supported yet",
+                ));
+            }
+            let child = translate(input, catalog, config)?;
+            let ttl = state_ttl::ttl_for(None, &[], config);
+            Deduplicate::over(child, key.clone(), *keep, *order, ttl, config.parallelism())
         }
         LogicalPlan::Aggregate {
             input,

@@ -166,14 +166,24 @@ impl<'a> QueryBinder<'a> {
             }
         };
         let mut names = Vec::new();
-        let (mut plan, fields) = self.bind_table_with_joins(from, &hints, &mut names)?;
+        let row_number = super::rank::match_row_number(s)?;
+        let (mut plan, fields) = match &row_number {
+            Some(q) => {
+                let (plan, fields) = self.bind_factor(&q.factor, &hints, &mut names)?;
+                let plan = super::rank::bind_deduplicate(q, plan, &fields, self.catalog)?;
+                (plan, fields)
+            }
+            None => self.bind_table_with_joins(from, &hints, &mut names)?,
+        };
         hints::validate(&hints, &names).map_err(|e| at(e, select_span))?;
         let scope = Scope {
             fields,
             relations: names,
         };
 
-        if let Some(w) = &s.selection {
+        // A deduplication's WHERE (rn = 1) is the Deduplicate itself.
+        let selection = s.selection.as_ref().filter(|_| row_number.is_none());
+        if let Some(w) = selection {
             let t = Ctx::plain(&scope, "WHERE").bind_predicate(w)?;
             plan = LogicalPlan::Filter {
                 input: Box::new(plan),
