@@ -1,7 +1,8 @@
 //! Deduplication planned from `ROW_NUMBER() ... WHERE rn = 1`: keep-first
 //! and keep-last on a `PROCTIME()` column and on a rowtime column. Their
-//! changelogs pinned (golden), their EXPLAIN, what is refused, and results
-//! equal to the oracle (ROW_NUMBER from scratch) on both backends at
+//! changelogs pinned (golden), one record at a time and mini-batch, their
+//! EXPLAIN, what is refused, and results equal to the oracle (ROW_NUMBER
+//! from scratch) with mini-batch off and on, on both backends at
 //! parallelism 1 and 4.
 
 mod common;
@@ -12,6 +13,14 @@ use operators::value::{cmp_rows, Row, Value};
 use optimizer::logical::Statement;
 use optimizer::oracle;
 use optimizer::session::{explain_script, RunOptions};
+
+fn mini_batch(size: usize) -> Vec<(&'static str, String)> {
+    vec![
+        ("table.exec.mini-batch.enabled", "true".to_string()),
+        ("table.exec.mini-batch.allow-latency", "1 h".to_string()),
+        ("table.exec.mini-batch.size", size.to_string()),
+    ]
+}
 use proptest::prelude::*;
 
 const DDL: &str = "CREATE TABLE ev (
@@ -156,6 +165,46 @@ fn golden_changelogs_of_keep_first_and_keep_last() {
     assert_eq!(counter("duplicates_dropped"), 3);
 }
 
+/// Mini-batch: one bundle of the whole input emits once per key, against
+/// the state, the row the bundle keeps.
+#[test]
+fn golden_changelogs_under_mini_batch() {
+    let mut o = mini_batch(100);
+    o.push(("lab.source.batch-size", "1".to_string()));
+    let (_, out) = run_mem(&script(), &sources(&ROWS), &o, RunOptions::keep_all()).unwrap();
+    let log = |i: usize| -> Vec<String> {
+        out[i]
+            .changelog
+            .iter()
+            .map(|c| c.to_string().replace("1970-01-01 00:00:0", ""))
+            .collect()
+    };
+    assert_eq!(log(0), ["+I[1, 10, 1.000]", "+I[2, 20, 1.500]"]);
+    assert_eq!(log(1), ["+I[1, 13, 2.000]", "+I[2, 20, 1.500]"]);
+    assert_eq!(log(3), ["+I[1, 11, 0.500]", "+I[2, 20, 1.500]"]);
+    assert_eq!(log(4), ["+I[1, 13, 2.000]", "+I[2, 20, 1.500]"]);
+    // Bundles of two: [r1 r2] [r3 r4] [r5] on keep-last by processing time.
+    let mut o = mini_batch(2);
+    o.push(("lab.source.batch-size", "1".to_string()));
+    let (_, out) = run_mem(&script(), &sources(&ROWS), &o, RunOptions::keep_all()).unwrap();
+    let rows: Vec<String> = out[1]
+        .changelog
+        .iter()
+        .map(|c| c.to_string().replace("1970-01-01 00:00:0", ""))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "+I[1, 10, 1.000]",
+            "+I[2, 20, 1.500]",
+            "-U[1, 10, 1.000]",
+            "+U[1, 12, 2.000]",
+            "-U[1, 12, 2.000]",
+            "+U[1, 13, 2.000]"
+        ]
+    );
+}
+
 #[test]
 fn explain_shows_flinks_deduplicate() {
     let sql = format!("{DDL}EXPLAIN {}", dedup("first_pt", "pt"));
@@ -206,17 +255,6 @@ fn what_is_not_a_deduplication_is_refused_where_it_is() {
         assert!(err.contains(want), "{err}\nwanted: {want}");
         assert!(err.contains("line "), "{err}");
     }
-    let err = explain_script(
-        &format!("{}EXPLAIN {}", DDL, dedup("first_pt", "pt")),
-        &[
-            ("table.exec.mini-batch.enabled".into(), "true".into()),
-            ("table.exec.mini-batch.allow-latency".into(), "1 s".into()),
-            ("table.exec.mini-batch.size".into(), "100".into()),
-        ],
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(err.contains("mini-batch"), "{err}");
 }
 
 fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
@@ -266,14 +304,18 @@ proptest! {
     ) {
         // Few distinct values: equal rows and equal times are common.
         let rows: Vec<(i64, i64, i64)> = rows.into_iter().map(|(k, v, t)| (k, v, t * 100)).collect();
-        for backend in ["hashmap", "rocksdb"] {
-            for p in [1usize, 4] {
-                check(&rows, &[
-                    ("state.backend.type", backend.to_string()),
-                    ("parallelism.default", p.to_string()),
-                    ("lab.source.batch-size", batch.to_string()),
-                    ("lab.clock", "deterministic".to_string()),
-                ])?;
+        for bundle in [None, Some(1usize), Some(7)] {
+            for backend in ["hashmap", "rocksdb"] {
+                for p in [1usize, 4] {
+                    let mut o = vec![
+                        ("state.backend.type", backend.to_string()),
+                        ("parallelism.default", p.to_string()),
+                        ("lab.source.batch-size", batch.to_string()),
+                        ("lab.clock", "deterministic".to_string()),
+                    ];
+                    o.extend(bundle.map(mini_batch).unwrap_or_default());
+                    check(&rows, &o)?;
+                }
             }
         }
     }

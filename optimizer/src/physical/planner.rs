@@ -154,15 +154,17 @@ fn translate(
             order,
             ..
         } => {
-            if config.mini_batch_enabled() {
-                return Err(PlanError::unsupported(
-                    "deduplication with table.exec.mini-batch.enabled (Flink's mini-batch \
-                     deduplicate functions) is not supported yet",
-                ));
-            }
             let child = translate(input, catalog, config)?;
             let ttl = state_ttl::ttl_for(None, &[], config);
-            Deduplicate::over(child, key.clone(), *keep, *order, ttl, config.parallelism())
+            Deduplicate::over(
+                child,
+                key.clone(),
+                *keep,
+                *order,
+                config.mini_batch().map(|m| m.size),
+                ttl,
+                config.parallelism(),
+            )
         }
         LogicalPlan::Aggregate {
             input,

@@ -4,7 +4,9 @@
 //! key; one state, `deduplicateState`, with the TTL of
 //! `table.exec.state.ttl`. Keep-first on processing time is insert-only;
 //! every other variant updates, with `-U` only when its consumer needs it
-//! (`rules/update_before.rs`). The operator: `operators/src/rank/deduplicate.rs`.
+//! (`rules/update_before.rs`). With `table.exec.mini-batch.*` on it is the
+//! mini-batch variant (one emission per key and bundle). The operator:
+//! `operators/src/rank/deduplicate.rs`.
 
 use super::build::{operator_stage, JobContext, Out};
 use super::check::{self, Check};
@@ -24,6 +26,9 @@ pub struct Deduplicate {
     pub order: DedupOrder,
     /// Whether `-U` rows are emitted (set by the update-before rule).
     pub generate_update_before: bool,
+    /// Mini-batch: the bundle size (`table.exec.mini-batch.size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mini_batch_size: Option<usize>,
     /// Idle state retention of its state.
     #[serde(skip, default)]
     pub ttl: StateTtl,
@@ -37,6 +42,7 @@ impl Deduplicate {
         key: Vec<usize>,
         keep: Keep,
         order: DedupOrder,
+        mini_batch_size: Option<usize>,
         ttl: StateTtl,
         parallelism: usize,
     ) -> PhysicalNode {
@@ -48,6 +54,7 @@ impl Deduplicate {
                 keep,
                 order,
                 generate_update_before: true,
+                mini_batch_size,
                 ttl,
             },
             vec![input],
@@ -103,6 +110,10 @@ impl super::NodeSpec for Deduplicate {
         false
     }
 
+    fn is_mini_batch(&self) -> bool {
+        self.mini_batch_size.is_some()
+    }
+
     fn states(&self) -> Vec<StateSlot> {
         vec![StateSlot::new("deduplicateState", &self.ttl)]
     }
@@ -128,6 +139,9 @@ impl super::NodeSpec for Deduplicate {
         e.attrs.push(same("keep", keep));
         e.attrs.push(same("key", list(&names, &self.key)));
         e.attrs.push(same("order", order));
+        if let Some(size) = self.mini_batch_size {
+            e.lab.push(("miniBatchSize", size.to_string()));
+        }
         e.lab.push(("stateTtl", self.ttl.describe()));
         e
     }
@@ -135,6 +149,9 @@ impl super::NodeSpec for Deduplicate {
     fn validate(&self, node: &PhysicalNode) -> Check {
         let input = &node.inputs[0];
         let arity = input.schema.len();
+        if let Some(size) = self.mini_batch_size {
+            check::bundle_size(&check::field(node, "mini_batch_size"), size)?;
+        }
         check::columns(&check::field(node, "key"), &self.key, arity, "the input")?;
         if let DedupOrder::RowTime(c) = self.order {
             check::columns(&check::field(node, "order"), &[c], arity, "the input")?;
@@ -168,11 +185,11 @@ impl super::NodeSpec for Deduplicate {
             arity: node.schema.len(),
         };
         operator_stage(node, ctx, || {
-            Ok(Box::new(op::Deduplicate::new(
-                &backend,
-                &scope,
-                spec.clone(),
-            )?))
+            let o = op::Deduplicate::new(&backend, &scope, spec.clone())?;
+            Ok(Box::new(match self.mini_batch_size {
+                Some(size) => o.with_mini_batch(size),
+                None => o,
+            }))
         })
     }
 }
