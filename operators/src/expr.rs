@@ -81,6 +81,10 @@ pub enum Expr {
         expr: Box<Expr>,
         unit_ms: i64,
     },
+    /// `PROCTIME()`: the processing time, the lab's clock when the source
+    /// read the row. Only a table's computed column holds it, and the read
+    /// fills it in; evaluated anywhere else it is NULL.
+    ProcTime,
 }
 
 impl Expr {
@@ -171,6 +175,7 @@ impl Expr {
                 Value::Int(i) => Value::Ts(i.wrapping_mul(*unit_ms)),
                 _ => Value::Null,
             },
+            Expr::ProcTime => Value::Null,
         }
     }
 
@@ -223,6 +228,7 @@ impl Expr {
                 expr: b(expr),
                 unit_ms: *unit_ms,
             },
+            Expr::ProcTime => Expr::ProcTime,
         }
     }
 
@@ -230,7 +236,7 @@ impl Expr {
     pub fn columns(&self, out: &mut Vec<usize>) {
         match self {
             Expr::Column(i) => out.push(*i),
-            Expr::Literal(_) => {}
+            Expr::Literal(_) | Expr::ProcTime => {}
             Expr::Binary(_, l, r) => {
                 l.columns(out);
                 r.columns(out);
@@ -427,6 +433,7 @@ impl Expr {
                     if *unit_ms == 1 { 3 } else { 0 }
                 )
             }
+            Expr::ProcTime => "PROCTIME()".to_string(),
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod expand;
 pub mod join;
 pub mod lookup;
 pub mod operator;
+pub mod rank;
 pub mod sink;
 pub mod sink_materializer;
 pub mod state;

@@ -250,6 +250,19 @@ pub enum LogicalPlan {
         right: Box<LogicalPlan>,
         schema: Schema,
     },
+    /// `ROW_NUMBER() OVER (PARTITION BY key ORDER BY time ASC|DESC)` kept
+    /// where it is 1, the row number not in the output: the first or last
+    /// row of each key by a time attribute (the input's columns).
+    Deduplicate {
+        input: Box<LogicalPlan>,
+        key: Vec<usize>,
+        keep: operators::rank::deduplicate::Keep,
+        order: operators::rank::deduplicate::DedupOrder,
+        /// The `ORDER BY` column (a `PROCTIME()` or rowtime attribute).
+        time_col: usize,
+        /// The row number's name (`rn`), for the plan's AST.
+        row_number: String,
+    },
     /// Output: the group columns in order, then one column per call.
     Aggregate {
         input: Box<LogicalPlan>,
@@ -269,7 +282,9 @@ impl LogicalPlan {
             | LogicalPlan::WindowTvf { schema, .. }
             | LogicalPlan::Union { schema, .. }
             | LogicalPlan::Aggregate { schema, .. } => schema,
-            LogicalPlan::Filter { input, .. } => input.schema(),
+            LogicalPlan::Filter { input, .. } | LogicalPlan::Deduplicate { input, .. } => {
+                input.schema()
+            }
         }
     }
 
@@ -279,6 +294,7 @@ impl LogicalPlan {
             LogicalPlan::Filter { input, .. }
             | LogicalPlan::Project { input, .. }
             | LogicalPlan::WindowTvf { input, .. }
+            | LogicalPlan::Deduplicate { input, .. }
             | LogicalPlan::Aggregate { input, .. } => vec![input],
             LogicalPlan::Join { left, right, .. } | LogicalPlan::Union { left, right, .. } => {
                 vec![left, right]

@@ -139,6 +139,13 @@ pub fn evaluate_event_time(
             }
             out
         }
+        LogicalPlan::Deduplicate {
+            input,
+            key,
+            keep,
+            order,
+            ..
+        } => deduplicate(eval(input), key, *keep, *order),
         LogicalPlan::Filter { input, predicate } => eval(input)
             .into_iter()
             .filter(|row| predicate.is_true(row))
@@ -239,6 +246,41 @@ fn above_window(plan: &LogicalPlan, rows: Vec<Row>) -> Vec<Row> {
             .collect(),
         _ => rows,
     }
+}
+
+/// `ROW_NUMBER() = 1` per key, numbered from scratch: the rows in arrival
+/// order (the input's order), sorted stably by the time column on rowtime
+/// (by arrival on processing time), the first of each key kept; keep-last
+/// numbers them in reverse. Ties on rowtime go to the earliest row for
+/// keep-first and the latest for keep-last, as the streaming operator's
+/// strict and non-strict comparisons do.
+fn deduplicate(
+    rows: Vec<Row>,
+    key: &[usize],
+    keep: operators::rank::deduplicate::Keep,
+    order: operators::rank::deduplicate::DedupOrder,
+) -> Vec<Row> {
+    use operators::rank::deduplicate::{DedupOrder, Keep};
+    let mut numbered: Vec<(usize, Row)> = rows.into_iter().enumerate().collect();
+    if keep == Keep::LastRow {
+        numbered.reverse();
+    }
+    if let DedupOrder::RowTime(c) = order {
+        let time = |r: &Row| r[c].as_ts().unwrap_or(i64::MIN);
+        match keep {
+            Keep::FirstRow => numbered.sort_by_key(|(_, r)| time(r)),
+            Keep::LastRow => numbered.sort_by_key(|(_, r)| std::cmp::Reverse(time(r))),
+        }
+    }
+    let mut seen: HashMap<Vec<Value>, ()> = HashMap::new();
+    let mut out = Vec::new();
+    for (_, row) in numbered {
+        let k: Vec<Value> = key.iter().map(|&i| row[i].clone()).collect();
+        if seen.insert(k, ()).is_none() {
+            out.push(row);
+        }
+    }
+    out
 }
 
 /// The table, time column and window of the window TVF an aggregate's

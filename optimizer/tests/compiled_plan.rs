@@ -328,3 +328,75 @@ INSERT INTO o SELECT l.id, r.k, r.rid FROM l JOIN r ON l.k = r.k;";
     let again = compiled_plan::compile(&compiled_plan::load(&json, "p.json").unwrap());
     assert_eq!(again, json);
 }
+
+/// The seed's per-operator TTL example: a ROW_NUMBER deduplication, then a
+/// GROUP BY, each state given its own TTL in the compiled plan.
+#[test]
+fn deduplication_and_aggregate_take_their_own_ttls_from_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let ddl = "
+CREATE TABLE clicks (u STRING, page STRING, pt AS PROCTIME()) WITH ('connector' = 'filesystem', 'path' = 'c.csv', 'format' = 'csv');
+CREATE TABLE pages (u STRING, n BIGINT, PRIMARY KEY (u) NOT ENFORCED) WITH ('connector' = 'blackhole');
+";
+    let query = "INSERT INTO pages SELECT u, COUNT(*) AS n FROM (
+  SELECT u, page FROM (
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY u, page ORDER BY pt) AS rn FROM clicks
+  ) WHERE rn = 1
+) GROUP BY u";
+    // One row per millisecond: u1 sees page a at t1, t2 and t6.
+    let clicks = [
+        ("u1", "a"),
+        ("u1", "a"),
+        ("u1", "b"),
+        ("u2", "a"),
+        ("u2", "c"),
+        ("u1", "a"),
+    ]
+    .iter()
+    .map(|&(u, p)| Change::insert(vec![Value::str(u), Value::str(p)]))
+    .collect();
+    let sources = MemSources(HashMap::from([("clicks".to_string(), clicks)]));
+    run_in(
+        dir.path(),
+        &format!("{ddl}COMPILE PLAN 'plan.json' FOR {query};"),
+        &sources,
+    );
+    let path = dir.path().join("plan.json");
+    let edit = |dedup: &str, agg: &str| {
+        let mut plan: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for node in plan["nodes"].as_array_mut().unwrap() {
+            match node["type"].as_str() {
+                Some("stream-exec-deduplicate_1") => {
+                    assert_eq!(node["state"][0]["name"], "deduplicateState");
+                    node["state"][0]["ttl"] = dedup.into();
+                }
+                Some("stream-exec-group-aggregate_1") => node["state"][0]["ttl"] = agg.into(),
+                _ => {}
+            }
+        }
+        std::fs::write(&path, serde_json::to_string_pretty(&plan).unwrap()).unwrap();
+    };
+    let execute = format!("{ddl}EXECUTE PLAN 'plan.json';");
+    let result = |out: Vec<InsertOutcome>| -> Vec<String> {
+        let rows = out[0].sink_report().result.clone().unwrap();
+        rows.iter().map(|r| format!("{}={}", r[0], r[1])).collect()
+    };
+    // Kept forever: u1 has 2 pages, u2 2.
+    assert_eq!(
+        result(run_in(dir.path(), &execute, &sources)),
+        ["u1=2", "u2=2"]
+    );
+    // The deduplication forgets after 3 ms: u1's page a at t6 counts again.
+    edit("3 ms", "1 h");
+    assert_eq!(
+        result(run_in(dir.path(), &execute, &sources)),
+        ["u1=3", "u2=2"]
+    );
+    let text = explain_script_in(&execute, dir.path(), &[]).unwrap();
+    assert!(
+        text.contains("order=[PROCTIME], stateTtl=[3 ms (plan)]"),
+        "{text}"
+    );
+    assert!(text.contains("stateTtl=[3600000 ms (plan)]"), "{text}");
+}

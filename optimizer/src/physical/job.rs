@@ -275,7 +275,11 @@ impl JobContext for JobGraph<'_> {
 
     fn open(&self, table: &TableDef) -> Result<Box<dyn ChangeSource>> {
         let src = self.sources.open(&table.physical())?;
-        Ok(super::node::source::with_time_attributes(src, table))
+        Ok(super::node::source::with_time_attributes(
+            src,
+            table,
+            self.backend.clock(),
+        ))
     }
 
     fn add_source(&mut self, source: Box<dyn ChangeSource>) -> Out {

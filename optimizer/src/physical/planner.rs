@@ -16,6 +16,7 @@
 //! Everything that chooses between strategies is a rule.
 
 use super::node::calc;
+use super::node::deduplicate::Deduplicate;
 use super::node::group_aggregate::GroupAggregate;
 use super::node::join::{Join, JoinHints};
 use super::node::source::Source;
@@ -154,6 +155,25 @@ fn translate(
                 schema.clone(),
                 None,
                 parallelism,
+            )
+        }
+        LogicalPlan::Deduplicate {
+            input,
+            key,
+            keep,
+            order,
+            ..
+        } => {
+            let child = translate(input, catalog, config)?;
+            let ttl = state_ttl::ttl_for(None, &[], config);
+            Deduplicate::over(
+                child,
+                key.clone(),
+                *keep,
+                *order,
+                config.mini_batch().map(|m| m.size),
+                ttl,
+                config.parallelism(),
             )
         }
         LogicalPlan::Aggregate {

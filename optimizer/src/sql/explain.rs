@@ -90,6 +90,15 @@ fn node(plan: &LogicalPlan, depth: usize, out: &mut String) {
             format!("Scan(table=[{table}]{alias}, fields=[{}])", names(schema))
         }
         LogicalPlan::Filter { predicate, .. } => format!("Filter(condition=[{predicate}])"),
+        LogicalPlan::Deduplicate {
+            key, keep, order, ..
+        } => format!(
+            "Deduplicate(keep=[{keep:?}], key=[{}], order=[{order:?}])",
+            key.iter()
+                .map(|k| format!("${k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         LogicalPlan::WindowTvf {
             time_col,
             window,

@@ -1204,6 +1204,12 @@ impl<'a> Ctx<'a> {
                     t.nullable,
                 ))
             }
+            "PROCTIME" => Err(unsupported_at(
+                "PROCTIME() is supported as a table's computed column (pt AS PROCTIME()), \
+                 not in a query"
+                    .to_string(),
+                e,
+            )),
             "HASH_CODE" => {
                 let args = self.scalar_args(e, f, "HASH_CODE")?;
                 let [a] = args.as_slice() else {

@@ -26,6 +26,7 @@ mod hints;
 mod names;
 mod nesting;
 mod query;
+mod rank;
 mod script;
 mod time_clauses;
 mod types;

@@ -255,7 +255,16 @@ impl<'a> QueryBinder<'a> {
             ));
         };
         let mut names = Vec::new();
-        let (mut plan, mut fields) = self.bind_table_with_joins(from, &hints, &mut names)?;
+        let row_number = super::rank::match_row_number(s)?;
+        // A ROW_NUMBER() subquery is the only relation of its FROM.
+        let (mut plan, mut fields) = match &row_number {
+            Some(q) => {
+                let (plan, fields) = self.bind_factor(&q.factor, &hints, &mut names)?;
+                let plan = super::rank::bind_deduplicate(q, plan, &fields, self.catalog)?;
+                (plan, fields)
+            }
+            None => self.bind_table_with_joins(from, &hints, &mut names)?,
+        };
         let mut comma_inputs = Vec::with_capacity(comma.len());
         for twj in comma {
             let (p, f) = self.bind_table_with_joins(twj, &hints, &mut names)?;
@@ -268,7 +277,9 @@ impl<'a> QueryBinder<'a> {
             relations: names,
         };
 
-        if let Some(w) = &s.selection {
+        // A deduplication's WHERE (rn = 1) is the Deduplicate itself.
+        let selection = s.selection.as_ref().filter(|_| row_number.is_none());
+        if let Some(w) = selection {
             let t = Ctx::plain(&scope, "WHERE").bind_predicate(w)?;
             if comma_inputs.is_empty() {
                 plan = LogicalPlan::Filter {

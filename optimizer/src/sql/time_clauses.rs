@@ -14,7 +14,7 @@ use super::script::LineIndex;
 use crate::error::PlanError;
 use crate::logical::{Field, WatermarkSpec};
 use operators::expr::{BinOp, Expr};
-use operators::value::Value;
+use operators::value::{DataType, Value};
 use sqlparser::ast;
 use sqlparser::dialect::GenericDialect;
 use sqlparser::keywords::Keyword;
@@ -241,6 +241,17 @@ pub(crate) fn add_computed(
                     &At(c.name.span),
                 ));
             }
+            if is_proctime_call(&c.expr)? {
+                // Flink's `TIMESTAMP_LTZ(3) NOT NULL *PROCTIME*`.
+                fields.push(Field {
+                    name: c.name.value.clone(),
+                    qualifier: None,
+                    data_type: DataType::TimestampLtz,
+                    nullable: false,
+                });
+                exprs.push(Some(Expr::ProcTime));
+                continue;
+            }
             let t = Ctx::plain(&scope, "a computed column").bind(&c.expr)?;
             let Some(data_type) = t.ty else {
                 return Err(err_at(
@@ -281,6 +292,29 @@ pub(crate) fn add_computed(
     }
     let primary_key = primary_key.map(|pk| pk.into_iter().map(|i| new_position[i]).collect());
     Ok((fields, exprs, primary_key))
+}
+
+/// Whether a computed column's expression is `PROCTIME()`, the
+/// processing-time attribute; `PROCTIME` with arguments is an error.
+fn is_proctime_call(e: &ast::Expr) -> Result<bool, PlanError> {
+    let ast::Expr::Function(f) = e else {
+        return Ok(false);
+    };
+    if !f.name.to_string().eq_ignore_ascii_case("PROCTIME") {
+        return Ok(false);
+    }
+    let empty = match &f.args {
+        ast::FunctionArguments::None => true,
+        ast::FunctionArguments::List(l) => l.args.is_empty(),
+        ast::FunctionArguments::Subquery(_) => false,
+    };
+    if !empty {
+        return Err(err_at(
+            PlanError::validation("PROCTIME() takes no arguments"),
+            e,
+        ));
+    }
+    Ok(true)
 }
 
 /// `WATERMARK FOR rowtime AS expr`: the rowtime column must be a

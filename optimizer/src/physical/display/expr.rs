@@ -107,6 +107,7 @@ pub fn render(e: &Expr, names: &[String], style: Style) -> String {
             r(expr),
             if *unit_ms == 1 { 3 } else { 0 }
         ),
+        Expr::ProcTime => "PROCTIME()".to_string(),
     }
 }
 

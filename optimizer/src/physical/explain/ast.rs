@@ -100,6 +100,39 @@ fn node(plan: &LogicalPlan) -> Line {
                 inputs: vec![node(input)],
             }
         }
+        LogicalPlan::Deduplicate {
+            input,
+            key,
+            keep,
+            time_col,
+            row_number,
+            ..
+        } => {
+            // As Flink's AST shows it: the row number over the input, kept
+            // where it is 1.
+            let n = width(input);
+            let mut items: Vec<String> = unique_names(input.schema())
+                .iter()
+                .enumerate()
+                .map(|(i, name)| format!("{name}=[${i}]"))
+                .collect();
+            let keys: Vec<String> = key.iter().map(|k| format!("${k}")).collect();
+            let direction = match keep {
+                operators::rank::deduplicate::Keep::FirstRow => "",
+                operators::rank::deduplicate::Keep::LastRow => " DESC NULLS LAST",
+            };
+            items.push(format!(
+                "{row_number}=[ROW_NUMBER() OVER (PARTITION BY {} ORDER BY ${time_col}{direction})]",
+                keys.join(", ")
+            ));
+            Line {
+                text: format!("LogicalFilter(condition=[=(${n}, 1)])"),
+                inputs: vec![Line {
+                    text: format!("LogicalProject({})", items.join(", ")),
+                    inputs: vec![node(input)],
+                }],
+            }
+        }
         LogicalPlan::Filter { input, predicate } => Line {
             text: format!(
                 "LogicalFilter(condition=[{}])",

@@ -252,6 +252,7 @@ pub fn expr_type(at: &str, e: &Expr, types: &[DataType]) -> Result<Option<DataTy
             }
             Some(DataType::TimestampLtz)
         }
+        Expr::ProcTime => Some(DataType::TimestampLtz),
     })
 }
 

@@ -38,6 +38,7 @@ pub mod explain;
 pub mod state;
 
 pub mod calc;
+pub mod deduplicate;
 pub mod delta_join;
 pub mod expand;
 pub mod group_aggregate;
@@ -259,6 +260,7 @@ node_kinds! {
     LocalWindowAggregate(local_window_aggregate::LocalWindowAggregate),
     WindowTableFunction(window_table_function::WindowTableFunction),
     Union(union::Union),
+    Deduplicate(deduplicate::Deduplicate),
 }
 
 impl NodeKind {

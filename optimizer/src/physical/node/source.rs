@@ -19,6 +19,8 @@ use operators::changelog::{Change, ChangelogMode};
 use operators::exec::ChangeSource;
 use operators::expr::Expr;
 use operators::operator::{OpResult, Operator};
+use operators::state::StateClock;
+use operators::value::Value;
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Source {
@@ -149,12 +151,16 @@ impl ChangeSource for CalcSource {
 /// A table's read completed by its computed columns, keeping the
 /// table's watermark: the greatest value its watermark expression gave
 /// over the rows read so far (rows whose expression is NULL are skipped),
-/// as Flink's `WatermarkAssigner` computes it after the scan.
+/// as Flink's `WatermarkAssigner` computes it after the scan. A
+/// `PROCTIME()` column takes the lab's clock when the batch is read.
 struct TimeAttributeSource {
     inner: Box<dyn ChangeSource>,
     row: Option<Vec<Expr>>,
     watermark: Option<Expr>,
     current: Option<i64>,
+    /// The `PROCTIME()` columns and the clock that fills them.
+    proctime: Vec<usize>,
+    clock: StateClock,
 }
 
 impl ChangeSource for TimeAttributeSource {
@@ -165,9 +171,13 @@ impl ChangeSource for TimeAttributeSource {
     ) -> operators::operator::OpResult<usize> {
         let from = out.len();
         let n = self.inner.next_batch(max, out)?;
+        let now = Value::Ts(self.clock.now() as i64);
         for change in &mut out[from..] {
             if let Some(exprs) = &self.row {
                 change.row = Expr::project(exprs, &change.row);
+            }
+            for &c in &self.proctime {
+                change.row[c] = now.clone();
             }
             if let Some(w) = &self.watermark {
                 if let Some(t) = w.eval(&change.row).as_ts() {
@@ -179,7 +189,8 @@ impl ChangeSource for TimeAttributeSource {
     }
 
     fn can_read_ahead(&self) -> bool {
-        self.inner.can_read_ahead()
+        // Reading ahead would read the clock before the job sets it.
+        self.proctime.is_empty() && self.inner.can_read_ahead()
     }
 
     fn watermark(&self) -> Option<i64> {
@@ -188,18 +199,32 @@ impl ChangeSource for TimeAttributeSource {
 }
 
 /// `src` (a read of `table.physical()`) completed with the table's
-/// computed columns and watermark; `src` itself when it has neither.
-pub fn with_time_attributes(src: Box<dyn ChangeSource>, table: &TableDef) -> Box<dyn ChangeSource> {
+/// computed columns (`PROCTIME()` ones from `clock`) and watermark; `src`
+/// itself when it has neither.
+pub fn with_time_attributes(
+    src: Box<dyn ChangeSource>,
+    table: &TableDef,
+    clock: StateClock,
+) -> Box<dyn ChangeSource> {
     let row = table.row_exprs();
     let watermark = table.watermark.as_ref().map(|w| w.expr.clone());
     if row.is_none() && watermark.is_none() {
         return src;
     }
+    let proctime = table
+        .computed
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| matches!(c, Some(Expr::ProcTime)))
+        .map(|(i, _)| i)
+        .collect();
     Box::new(TimeAttributeSource {
         inner: src,
         row,
         watermark,
         current: None,
+        proctime,
+        clock,
     })
 }
 
