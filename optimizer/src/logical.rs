@@ -225,6 +225,9 @@ pub enum LogicalPlan {
         input: Box<LogicalPlan>,
         time_col: usize,
         window: operators::window::WindowSpec,
+        /// SESSION's `PARTITION BY` columns of the input (empty for the
+        /// others).
+        partition_by: Vec<usize>,
         schema: Schema,
     },
     /// Output: the group columns in order, then one column per call.
