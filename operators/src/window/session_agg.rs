@@ -52,6 +52,8 @@ pub struct SessionWindowAggregateOperator {
     next_timer: u64,
     watermark: i64,
     late_dropped: u64,
+    /// The late records dropped, kept for `--late` (`None`: not kept).
+    late: Option<Vec<Row>>,
 }
 
 impl SessionWindowAggregateOperator {
@@ -75,6 +77,7 @@ impl SessionWindowAggregateOperator {
             next_timer: 0,
             watermark: i64::MIN,
             late_dropped: 0,
+            late: None,
         })
     }
 
@@ -117,6 +120,9 @@ impl SessionWindowAggregateOperator {
                 self.sessions.remove(&key);
             }
             self.late_dropped += 1;
+            if let Some(late) = &mut self.late {
+                late.push(row);
+            }
             return Ok(());
         }
         let namespace;
@@ -262,5 +268,16 @@ impl Operator for SessionWindowAggregateOperator {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![("numLateRecordsDropped", self.late_dropped)]
+    }
+
+    fn keep_late(&mut self) -> bool {
+        self.late.get_or_insert_with(Vec::new);
+        true
+    }
+
+    fn take_late(&mut self, late: &mut Vec<Row>) {
+        if let Some(kept) = &mut self.late {
+            late.append(kept);
+        }
     }
 }

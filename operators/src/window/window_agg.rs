@@ -44,6 +44,8 @@ pub struct WindowAggregateOperator {
     late_dropped: u64,
     /// Input rows are partial accumulators (key, slots, slice end).
     partial: bool,
+    /// The late records dropped, kept for `--late` (`None`: not kept).
+    late: Option<Vec<Row>>,
 }
 
 impl WindowAggregateOperator {
@@ -66,6 +68,7 @@ impl WindowAggregateOperator {
             watermark: i64::MIN,
             late_dropped: 0,
             partial: false,
+            late: None,
         })
     }
 
@@ -90,6 +93,12 @@ impl WindowAggregateOperator {
     }
 
     /// Adds one input row to the slots of every call.
+    /// Whether a record of the slice ending at `slice` is late at
+    /// watermark `wm`: the last window holding the slice has fired.
+    pub(crate) fn is_late(window: &WindowSpec, slice: i64, wm: i64) -> bool {
+        Self::fired(window.last_window_end(slice), wm)
+    }
+
     pub(crate) fn accumulate(aggs: &[AggSpec], slots: &mut [Value], row: &[Value]) {
         for (i, a) in aggs.iter().enumerate() {
             if a.filter.is_some_and(|f| row[f] != Value::Bool(true)) {
@@ -181,6 +190,9 @@ impl Operator for WindowAggregateOperator {
             };
             if Self::fired(self.window.last_window_end(slice), self.watermark) {
                 self.late_dropped += 1;
+                if let Some(late) = &mut self.late {
+                    late.push(row);
+                }
                 continue;
             }
             let mut key: Row = self.group_by.iter().map(|&c| row[c].clone()).collect();
@@ -232,5 +244,20 @@ impl Operator for WindowAggregateOperator {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![("numLateRecordsDropped", self.late_dropped)]
+    }
+
+    /// The global half drops partial accumulators, not records: its local
+    /// half keeps the records instead.
+    fn keep_late(&mut self) -> bool {
+        if !self.partial {
+            self.late.get_or_insert_with(Vec::new);
+        }
+        !self.partial
+    }
+
+    fn take_late(&mut self, late: &mut Vec<Row>) {
+        if let Some(kept) = &mut self.late {
+            late.append(kept);
+        }
     }
 }
