@@ -85,9 +85,14 @@ pub(crate) fn bind(
             }
         };
         if slot >= params.len() {
+            let offset = if name == "SESSION" {
+                ""
+            } else {
+                "; the offset argument is not supported"
+            };
             return Err(unsupported(
                 format!(
-                    "{name} takes {} arguments ({}); the offset argument is not supported",
+                    "{name} takes {} arguments ({}){offset}",
                     params.len(),
                     params.join(", ")
                 ),
