@@ -1,7 +1,7 @@
 //! Window TVFs against the batch oracle: TUMBLE, HOP, CUMULATE and SESSION
 //! aggregations (grouped and global, with FILTER, every aggregate
-//! function; SESSION with and without PARTITION BY, one phase whatever
-//! the strategy) and a plain TVF, one phase and two (local-global), on both
+//! function, DISTINCT with and without FILTER; SESSION with and without
+//! PARTITION BY, one phase whatever the strategy) and a plain TVF, one phase and two (local-global), on both
 //! state backends, at parallelism 1 and 4, over input whose event times arrive out of order, so that some
 //! records are late and dropped. The oracle evaluates the windows from
 //! scratch and drops the records its own late rule calls late
@@ -39,6 +39,10 @@ CREATE TABLE session_out (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, s B
   WITH ('connector' = 'blackhole');
 CREATE TABLE session_all_out (ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, big BIGINT)
   WITH ('connector' = 'blackhole');
+CREATE TABLE distinct_out (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), dv BIGINT, dbig BIGINT, sd BIGINT, c BIGINT)
+  WITH ('connector' = 'blackhole');
+CREATE TABLE session_distinct_out (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), dv BIGINT, dbig BIGINT, mx BIGINT)
+  WITH ('connector' = 'blackhole');
 INSERT INTO tumble_out
 SELECT k, window_start, window_end, COUNT(*), SUM(v), MIN(v), MAX(v), AVG(v), COUNT(v)
 FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))
@@ -68,6 +72,16 @@ SELECT window_start, window_end, COUNT(*), COUNT(*) FILTER (WHERE v > 50)
 FROM TABLE(SESSION(TABLE ev, DESCRIPTOR(ts), INTERVAL '1.5' SECOND))
 WHERE v IS NOT NULL
 GROUP BY window_start, window_end;
+INSERT INTO distinct_out
+SELECT k, window_start, window_end, COUNT(DISTINCT v % 7), COUNT(DISTINCT v % 7) FILTER (WHERE v > 50),
+  SUM(DISTINCT v % 5), COUNT(*)
+FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND))
+GROUP BY k, window_start, window_end;
+INSERT INTO session_distinct_out
+SELECT k, window_start, window_end, COUNT(DISTINCT v % 7), COUNT(DISTINCT v % 7) FILTER (WHERE v > 50),
+  MAX(DISTINCT v)
+FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '3' SECOND))
+GROUP BY k, window_start, window_end;
 ";
 
 /// Rows whose times drift forward about a second per row and jump back up
@@ -236,11 +250,11 @@ fn late_records_are_dropped_and_counted() {
         ("lab.clock", "deterministic".to_string()),
         ("pipeline.auto-watermark-interval", "0 ms".to_string()),
     ];
-    // One phase: each of the six aggregates drops the row at t0 + 10 s: the
+    // One phase: each of the eight aggregates drops the row at t0 + 10 s: the
     // watermark is t0 + 28 s when it arrives. (The HOP's window [t0 + 5 s,
     // t0 + 15 s) has fired too; the sessions' own windows have fired and it
     // touches no open session.)
-    assert_eq!(check(&sources, &overrides).unwrap(), 6);
+    assert_eq!(check(&sources, &overrides).unwrap(), 8);
 }
 
 /// A record behind the watermark that touches an open session is not late:

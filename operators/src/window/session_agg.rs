@@ -25,7 +25,7 @@ use super::window_agg::WindowAggregateOperator;
 use crate::agg::functions::{self, AggSpec, SLOTS};
 use crate::changelog::Change;
 use crate::operator::{OpResult, Operator};
-use crate::state::{StateBackend, StateReport, ValueState};
+use crate::state::{MapState, StateBackend, StateReport, ValueState};
 use crate::value::{Row, Value};
 use std::collections::{BTreeMap, HashMap};
 
@@ -45,6 +45,8 @@ pub struct SessionWindowAggregateOperator {
     gap: i64,
     /// (group key, namespace) -> accumulator slots.
     accs: ValueState,
+    /// DISTINCT calls: (group key, namespace) -> {(call, value) -> count}.
+    distinct: Option<MapState>,
     /// Group key -> its open sessions by start (disjoint, not touching).
     sessions: HashMap<Row, BTreeMap<i64, Session>>,
     /// (end, sequence) -> (group key, session start).
@@ -66,7 +68,13 @@ impl SessionWindowAggregateOperator {
         gap: i64,
     ) -> OpResult<SessionWindowAggregateOperator> {
         let accs = backend.value_state(scope, "session-aggs", SLOTS * aggs.len())?;
+        let distinct = if aggs.iter().any(|a| a.distinct) {
+            Some(backend.map_state(scope, "session-distinct", 2, 1)?)
+        } else {
+            None
+        };
         Ok(SessionWindowAggregateOperator {
+            distinct,
             group_by,
             aggs,
             time_col,
@@ -180,6 +188,17 @@ impl SessionWindowAggregateOperator {
                         }
                         self.accs.delete(&k)?;
                     }
+                    if let Some(map) = &mut self.distinct {
+                        let into = Self::state_key(&key, namespace);
+                        for (ukey, n) in map.entries(&k)? {
+                            let add = n[0].as_int().unwrap_or(0);
+                            map.modify(&into, &ukey, |slot| {
+                                let c = slot.get_or_insert_with(|| vec![Value::Int(0)]);
+                                c[0] = Value::Int(c[0].as_int().unwrap_or(0) + add);
+                            })?;
+                            map.delete(&k, &ukey)?;
+                        }
+                    }
                 }
                 if let Some(acc) = into {
                     self.accs.put(&Self::state_key(&key, namespace), acc)?;
@@ -196,6 +215,14 @@ impl SessionWindowAggregateOperator {
                     },
                 );
             }
+        }
+        if let Some(map) = &mut self.distinct {
+            WindowAggregateOperator::add_distinct(
+                &self.aggs,
+                map,
+                &Self::state_key(&key, namespace),
+                &row,
+            )?;
         }
         let init = self.init();
         let aggs = &self.aggs;
@@ -217,8 +244,13 @@ impl SessionWindowAggregateOperator {
             self.sessions.remove(&key);
         }
         let k = Self::state_key(&key, session.namespace);
-        if let Some(acc) = self.accs.get(&k)? {
+        if let Some(mut acc) = self.accs.get(&k)? {
             self.accs.delete(&k)?;
+            if let Some(map) = &mut self.distinct {
+                let mut values = hashbrown::HashSet::new();
+                WindowAggregateOperator::distinct_values(map, &k, true, &mut values)?;
+                WindowAggregateOperator::apply_distinct(&self.aggs, &mut acc, &values);
+            }
             let mut row = key;
             for (i, a) in self.aggs.iter().enumerate() {
                 row.push(functions::result(a, &acc[..], SLOTS * i));
@@ -263,7 +295,9 @@ impl Operator for SessionWindowAggregateOperator {
     }
 
     fn state_reports(&self) -> Vec<StateReport> {
-        vec![self.accs.report()]
+        let mut r = vec![self.accs.report()];
+        r.extend(self.distinct.as_ref().map(MapState::report));
+        r
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

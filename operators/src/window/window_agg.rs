@@ -27,7 +27,7 @@ use super::assigner::WindowSpec;
 use crate::agg::functions::{self, AggKind, AggSpec, SLOTS};
 use crate::changelog::Change;
 use crate::operator::{OpResult, Operator};
-use crate::state::{StateBackend, StateReport, ValueState};
+use crate::state::{MapState, StateBackend, StateReport, ValueState};
 use crate::value::{Row, Value};
 use std::collections::{BTreeMap, HashSet};
 
@@ -38,6 +38,8 @@ pub struct WindowAggregateOperator {
     window: WindowSpec,
     /// (group key, slice end) -> accumulator slots.
     slices: ValueState,
+    /// DISTINCT calls: (group key, slice end) -> {(call, value) -> count}.
+    distinct: Option<MapState>,
     /// Window end -> keys with a timer there, in the order they were set.
     timers: BTreeMap<i64, (Vec<Row>, HashSet<Row>)>,
     watermark: i64,
@@ -58,7 +60,13 @@ impl WindowAggregateOperator {
         window: WindowSpec,
     ) -> OpResult<WindowAggregateOperator> {
         let slices = backend.value_state(scope, "window-aggs", SLOTS * aggs.len())?;
+        let distinct = if aggs.iter().any(|a| a.distinct) {
+            Some(backend.map_state(scope, "window-distinct", 2, 1)?)
+        } else {
+            None
+        };
         Ok(WindowAggregateOperator {
+            distinct,
             group_by,
             aggs,
             time_col,
@@ -101,7 +109,7 @@ impl WindowAggregateOperator {
 
     pub(crate) fn accumulate(aggs: &[AggSpec], slots: &mut [Value], row: &[Value]) {
         for (i, a) in aggs.iter().enumerate() {
-            if a.filter.is_some_and(|f| row[f] != Value::Bool(true)) {
+            if a.distinct || a.filter.is_some_and(|f| row[f] != Value::Bool(true)) {
                 continue;
             }
             let s = SLOTS * i;
@@ -123,6 +131,77 @@ impl WindowAggregateOperator {
         }
     }
 
+    /// Adds the values of the DISTINCT calls of `row` (those its filter
+    /// lets through, NULL skipped) to the distinct map of `key`.
+    pub(crate) fn add_distinct(
+        aggs: &[AggSpec],
+        map: &mut MapState,
+        key: &[Value],
+        row: &[Value],
+    ) -> OpResult<()> {
+        for (i, a) in aggs.iter().enumerate() {
+            if !a.distinct || a.filter.is_some_and(|f| row[f] != Value::Bool(true)) {
+                continue;
+            }
+            let v = match a.arg {
+                Some(c) => row[c].clone(),
+                None => Value::Int(0),
+            };
+            if v.is_null() {
+                continue;
+            }
+            map.modify(key, &[Value::Int(i as i64), v], |slot| {
+                let n = slot.get_or_insert_with(|| vec![Value::Int(0)]);
+                n[0] = Value::Int(n[0].as_int().unwrap_or(0) + 1);
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Applies each distinct value once to the slots of its call.
+    pub(crate) fn apply_distinct(
+        aggs: &[AggSpec],
+        acc: &mut [Value],
+        values: &hashbrown::HashSet<(i64, Value)>,
+    ) {
+        // In a fixed order: a DOUBLE sum does not depend on hashing.
+        let mut values: Vec<&(i64, Value)> = values.iter().collect();
+        values.sort_by(|(i, v), (j, w)| {
+            i.cmp(j).then_with(|| {
+                crate::value::cmp_rows(std::slice::from_ref(v), std::slice::from_ref(w))
+            })
+        });
+        for (i, v) in values {
+            let a = &aggs[*i as usize];
+            let s = SLOTS * *i as usize;
+            match a.kind {
+                AggKind::CountStar => functions::apply(a.kind, acc, s, &Value::Null, 1),
+                AggKind::Min | AggKind::Max => {
+                    functions::apply_extreme(a.kind, acc, s, v, 1, true);
+                }
+                kind => functions::apply(kind, acc, s, v, 1),
+            }
+        }
+    }
+
+    /// The distinct (call, value) pairs of `key`, deleting them when asked.
+    pub(crate) fn distinct_values(
+        map: &mut MapState,
+        key: &[Value],
+        delete: bool,
+        into: &mut hashbrown::HashSet<(i64, Value)>,
+    ) -> OpResult<()> {
+        for (ukey, _) in map.entries(key)? {
+            if let [Value::Int(i), v] = ukey.as_slice() {
+                into.insert((*i, v.clone()));
+            }
+            if delete {
+                map.delete(key, &ukey)?;
+            }
+        }
+        Ok(())
+    }
+
     fn init(&self) -> Row {
         self.aggs
             .iter()
@@ -136,11 +215,16 @@ impl WindowAggregateOperator {
         let mut full = key.clone();
         full.push(Value::Null);
         let k = full.len() - 1;
+        let mut distinct = hashbrown::HashSet::new();
         for slice in self.window.slices_of_window(end) {
             full[k] = Value::Ts(slice);
             let Some(slots) = self.slices.get(&full)? else {
                 continue;
             };
+            if let Some(map) = &mut self.distinct {
+                let expires = self.window.last_window_end(slice) <= end;
+                Self::distinct_values(map, &full, expires, &mut distinct)?;
+            }
             let acc = merged.get_or_insert_with(|| self.init());
             for (i, a) in self.aggs.iter().enumerate() {
                 let r = SLOTS * i..SLOTS * (i + 1);
@@ -152,7 +236,8 @@ impl WindowAggregateOperator {
                 later = true;
             }
         }
-        if let Some(acc) = merged {
+        if let Some(mut acc) = merged {
+            Self::apply_distinct(&self.aggs, &mut acc, &distinct);
             let mut row = key.clone();
             for (i, a) in self.aggs.iter().enumerate() {
                 row.push(functions::result(a, &acc[..], SLOTS * i));
@@ -208,6 +293,9 @@ impl Operator for WindowAggregateOperator {
             let init = self.init();
             let aggs = &self.aggs;
             let (partial, g) = (self.partial, self.group_by.len());
+            if let Some(map) = &mut self.distinct {
+                Self::add_distinct(&self.aggs, map, &key, &row)?;
+            }
             self.slices.modify(&key, |slot| {
                 let acc = slot.get_or_insert(init);
                 if partial {
@@ -239,7 +327,9 @@ impl Operator for WindowAggregateOperator {
     }
 
     fn state_reports(&self) -> Vec<StateReport> {
-        vec![self.slices.report()]
+        let mut r = vec![self.slices.report()];
+        r.extend(self.distinct.as_ref().map(MapState::report));
+        r
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -311,12 +311,6 @@ fn window_aggregate(
             "a filter on window_start, window_end or window_time below a window aggregate is not supported",
         ));
     }
-    if let Some(a) = aggs.iter().find(|a| a.distinct) {
-        return Err(PlanError::unsupported(format!(
-            "DISTINCT in a window aggregate is not supported yet ({})",
-            a.name
-        )));
-    }
     // The Calc below: every Project column but the two window keys, then
     // the time column.
     let window_keys = [group_by[start], group_by[end]];

@@ -190,12 +190,6 @@ impl super::NodeSpec for WindowAggregate {
                 "only a SESSION window has partition keys",
             ));
         }
-        if let Some(i) = self.aggs.iter().position(|a| a.distinct) {
-            return Err(check::invalid(
-                check::field(node, &format!("aggs[{i}].distinct")),
-                "a window aggregate runs no DISTINCT calls",
-            ));
-        }
         if !node.inputs[0].is_insert_only() {
             return Err(check::invalid(
                 "",

@@ -13,9 +13,9 @@
 //!
 //! Flink's rule (`TwoStageOptimizedWindowAggregateRule`): a window
 //! aggregate needs no mini-batch for two phases, since its local half
-//! buffers until the watermark; every call the lab runs in a window
-//! aggregate can merge (DISTINCT is refused there), so `AUTO` and
-//! `TWO_PHASE` take two phases and `ONE_PHASE` one. A SESSION window
+//! buffers until the watermark; `AUTO` and `TWO_PHASE` take two phases
+//! and `ONE_PHASE` one. An aggregate with a DISTINCT call stays one phase
+//! (the lab's local half keeps no distinct values). A SESSION window
 //! aggregate stays one phase whatever the strategy.
 
 use super::{PhysicalRule, RuleContext};
