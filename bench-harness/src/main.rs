@@ -1,7 +1,7 @@
 //! `lab`: the joinlab command line.
 //!
 //! - `lab run SCRIPT.sql [--set key=value]... [--param name=value]...
-//!   [--changelog FILE] [--result FILE]`
+//!   [--changelog FILE] [--result FILE] [--late FILE]`
 //! - `lab explain SCRIPT.sql [--set key=value]... [--param name=value]...`
 //! - `lab campaign SPEC.toml [--quick] [--resume] [--out DIR]
 //!   [--save-baseline NAME] [--baseline NAME]`: runs a campaign (the
@@ -107,6 +107,10 @@ enum Command {
         /// Writes the sink's final materialised rows as CSV.
         #[arg(long, value_name = "FILE")]
         result: Option<PathBuf>,
+        /// Writes the records the window operator drops as late as CSV, with
+        /// its input's columns (the lab's form of Flink's late side output).
+        #[arg(long, value_name = "FILE")]
+        late: Option<PathBuf>,
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
@@ -409,10 +413,11 @@ fn run(
     param: &[String],
     changelog: Option<&Path>,
     result: Option<&Path>,
+    late: Option<&Path>,
     quiet: bool,
 ) -> Result<(), Failure> {
     let sql = read_template(script, param)?;
-    run_sql(&sql, script, set, changelog, result, quiet)
+    run_sql(&sql, script, set, changelog, result, late, quiet)
 }
 
 /// Runs `sql` as if read from `script` (relative paths resolve beside it).
@@ -422,6 +427,7 @@ fn run_sql(
     set: &[String],
     changelog: Option<&Path>,
     result: Option<&Path>,
+    late: Option<&Path>,
     quiet: bool,
 ) -> Result<(), Failure> {
     let overrides = parse_sets(set)?;
@@ -455,7 +461,11 @@ fn run_sql(
     let many = optimizer::sql::parse_script(sql).is_ok_and(|s| s.runs() > 1);
     if many {
         // `/dev/stdout-<sink>` is no place for a file.
-        for (flag, path) in [("--changelog", changelog), ("--result", result)] {
+        for (flag, path) in [
+            ("--changelog", changelog),
+            ("--result", result),
+            ("--late", late),
+        ] {
             if let Some(p) = path.filter(|p| is_stream(p)) {
                 return Err(Failure {
                     code: exit_code::BAD_INPUT,
@@ -477,6 +487,13 @@ fn run_sql(
             .map(|w| Box::new(w) as Box<dyn ChangeWriter>)
             .map_err(|e| e.to_string())
     };
+    // The late records stream the same way, from the window operator.
+    let open_late = |sink: &str, columns: &[String]| {
+        let path = output_path(late.unwrap_or(Path::new("")), sink, many);
+        datasets::ResultCsvWriter::create(&path, columns)
+            .map(|w| Box::new(w) as Box<dyn operators::sink::RowWriter>)
+            .map_err(|e| e.to_string())
+    };
     let outcomes = run_script_explaining(
         sql,
         &base_dir,
@@ -485,6 +502,7 @@ fn run_sql(
             keep_changelog: false,
             materialize: result.is_some(),
             changelog_to: changelog.map(|_| &open_changelog as &ChangelogWriterFactory),
+            late_to: late.map(|_| &open_late as &optimizer::session::LateWriterFactory),
         },
         &mut progress,
         &mut explained,
@@ -492,9 +510,14 @@ fn run_sql(
     bar.finish_and_clear();
     let mut outcomes = outcomes.map_err(|e| {
         let mut f = Failure::from(e);
-        if f.code == exit_code::EXECUTION_FAILED && (changelog.is_some() || result.is_some()) {
-            f.message
-                .push_str("; no --changelog or --result file was written");
+        if f.code == exit_code::EXECUTION_FAILED
+            && (changelog.is_some() || result.is_some() || late.is_some())
+        {
+            f.message.push_str(if late.is_some() {
+                "; no --changelog, --result or --late file was written"
+            } else {
+                "; no --changelog or --result file was written"
+            });
         }
         f
     })?;
@@ -509,6 +532,16 @@ fn run_sql(
             let p = output_path(path, &o.sink, many);
             match w.finish() {
                 Ok(()) => done.push(format!("  changelog written to {}", p.display())),
+                Err(e) => {
+                    failed = Some(e.to_string());
+                    break 'files;
+                }
+            }
+        }
+        if let (Some(path), Some(w)) = (late, o.late_writer.take()) {
+            let p = output_path(path, &o.sink, many);
+            match w.finish() {
+                Ok(()) => done.push(format!("  late records written to {}", p.display())),
                 Err(e) => {
                     failed = Some(e.to_string());
                     break 'files;
@@ -586,6 +619,7 @@ fn main() -> ExitCode {
             param,
             changelog,
             result,
+            late,
             quiet,
             engine,
             flink_rest,
@@ -596,9 +630,15 @@ fn main() -> ExitCode {
                 param,
                 changelog.as_deref(),
                 result.as_deref(),
+                late.as_deref(),
                 *quiet,
             ),
             flink::Engine::Flink => (|| {
+                if late.is_some() {
+                    return Err(Failure::input(
+                        "--late is the lab's: Flink SQL has no side output for late records",
+                    ));
+                }
                 let sets = parse_sets(set)?;
                 let sql = read_template(script, param)?;
                 let report = flink::run::run_on_flink(
@@ -701,7 +741,7 @@ fn main() -> ExitCode {
                 .unwrap_or_default();
             let sql = format!("EXECUTE PLAN '{}';", name.replace('\'', "''"));
             let script_path = dir.join("(execute-plan)");
-            run_sql(&sql, &script_path, set, None, None, *quiet)
+            run_sql(&sql, &script_path, set, None, None, None, *quiet)
         }
         Command::Campaign {
             spec,

@@ -160,4 +160,15 @@ pub trait Operator: Send {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+
+    /// From now on, keeps the input records it drops as late (`lab run
+    /// --late`, the lab's form of Flink's late side output); whether it is
+    /// an operator that sees records and may drop them. Default: no.
+    fn keep_late(&mut self) -> bool {
+        false
+    }
+
+    /// Moves the late records kept since the last call to `late`, in the
+    /// order they arrived.
+    fn take_late(&mut self, _late: &mut Vec<crate::value::Row>) {}
 }

@@ -241,6 +241,9 @@ pub enum LogicalPlan {
         input: Box<LogicalPlan>,
         time_col: usize,
         window: operators::window::WindowSpec,
+        /// SESSION's `PARTITION BY` columns of the input (empty for the
+        /// others).
+        partition_by: Vec<usize>,
         schema: Schema,
     },
     /// `left UNION ALL right`: every row of both inputs (same column

@@ -36,6 +36,7 @@ use hashbrown::HashMap;
 use operators::changelog::{Change, RowKind};
 use operators::expr::Expr;
 use operators::value::{cmp_rows, DataType, Row, Value};
+use operators::window::WindowSpec;
 
 /// Evaluates `plan`; `tables` gives the rows of the catalog table a `Scan`
 /// names (its `table`, not its alias). Returns the result multiset.
@@ -212,6 +213,10 @@ pub fn evaluate_event_time(
             if let Some((table, time_col, window)) = windowed_table(input) {
                 let rows = tables(&table);
                 let before = arrival.watermarks_before(&table, &rows);
+                if let WindowSpec::Session { gap } = window {
+                    let windowed = sessions(input, group_by, rows, &before, time_col, gap);
+                    return aggregate(&windowed, group_by, aggs);
+                }
                 let mut windowed = Vec::new();
                 for (row, wm) in rows.into_iter().zip(before) {
                     let Some(t) = row[time_col].as_ts() else {
@@ -230,6 +235,102 @@ pub fn evaluate_event_time(
             aggregate(&eval(input), group_by, aggs)
         }
     }
+}
+
+/// The rows of a SESSION window aggregate's input, each with the
+/// `window_start` and `window_end` of its session, from scratch: rows in
+/// arrival order, each with the watermark it met (`before`). Sessions are
+/// per group key (the aggregate's keys other than the window's). Before a
+/// row, every open session whose end - 1 the watermark reached closes;
+/// the row's `[t, t + gap)` then joins the open sessions of its key it
+/// touches (their cover), or opens one, unless that window's end - 1 is
+/// already reached: then the row is late and dropped.
+fn sessions(
+    input: &LogicalPlan,
+    group_by: &[usize],
+    rows: Vec<Row>,
+    before: &[i64],
+    time_col: usize,
+    gap: i64,
+) -> Vec<Row> {
+    let LogicalPlan::Project { exprs, .. } = input else {
+        return Vec::new();
+    };
+    let width = rows.first().map_or(0, Vec::len);
+    let window_col = |k: usize| {
+        group_by
+            .iter()
+            .copied()
+            .find(|&g| exprs[g] == Expr::Column(width + k))
+    };
+    let (Some(start_col), Some(end_col)) = (window_col(0), window_col(1)) else {
+        return Vec::new();
+    };
+    let keys: Vec<usize> = group_by
+        .iter()
+        .copied()
+        .filter(|&g| g != start_col && g != end_col)
+        .collect();
+    // Per key: open sessions as (start, end, rows); closed ones as rows.
+    type Open = Vec<(i64, i64, Vec<Row>)>;
+    let mut open: Vec<(Row, Open)> = Vec::new();
+    let mut out = Vec::new();
+    let close = |rows: Vec<Row>, start: i64, end: i64, out: &mut Vec<Row>| {
+        for mut r in rows {
+            r[start_col] = Value::Ts(start);
+            r[end_col] = Value::Ts(end);
+            out.push(r);
+        }
+    };
+    for (row, &wm) in rows.into_iter().zip(before) {
+        for (_, sessions) in open.iter_mut() {
+            let (fired, live): (Open, Open) = std::mem::take(sessions)
+                .into_iter()
+                .partition(|(_, end, _)| wm >= end.saturating_sub(1));
+            *sessions = live;
+            for (start, end, rows) in fired {
+                close(rows, start, end, &mut out);
+            }
+        }
+        let Some(t) = row[time_col].as_ts() else {
+            continue;
+        };
+        let mut padded = row;
+        padded.extend([Value::Null, Value::Null, Value::Null]);
+        let Some(projected) = above_window(input, vec![padded]).pop() else {
+            continue;
+        };
+        let key: Row = keys.iter().map(|&k| projected[k].clone()).collect();
+        let i = match open.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                open.push((key, Vec::new()));
+                open.len() - 1
+            }
+        };
+        let sessions = &mut open[i].1;
+        let (mut start, mut end) = (t, t.saturating_add(gap));
+        let (touched, rest): (Open, Open) = std::mem::take(sessions)
+            .into_iter()
+            .partition(|(s, e, _)| *s <= end && *e >= start);
+        *sessions = rest;
+        if touched.is_empty() && wm >= end.saturating_sub(1) {
+            continue;
+        }
+        let mut members = vec![projected];
+        for (s, e, rows) in touched {
+            start = start.min(s);
+            end = end.max(e);
+            members.extend(rows);
+        }
+        sessions.push((start, end, members));
+    }
+    for (_, sessions) in open {
+        for (start, end, rows) in sessions {
+            close(rows, start, end, &mut out);
+        }
+    }
+    out
 }
 
 /// Evaluates the projections and filters between an aggregate and its

@@ -14,12 +14,13 @@ use crate::logical::{ExplainDetails, ExplainTarget, InsertStatement, Statement};
 use crate::physical::compiled_plan;
 use crate::physical::explain::{explain, Explained};
 use crate::physical::job::{build_job, ConnectorSources, Runtime, SinkKeeps, SourceProvider};
+use crate::physical::node::PhysicalNode;
 use crate::physical::{plan_insert, plan_query, PhysicalPlan};
 use crate::sql::{parse_script, Script};
 use operators::changelog::Change;
-use operators::exec::{JobReport, SinkReport};
+use operators::exec::{Job, JobReport, SinkReport, StageId};
 use operators::operator::OpError;
-use operators::sink::ChangeWriter;
+use operators::sink::{ChangeWriter, RowWriter};
 use operators::state::{BackendKind, StateBackend};
 use std::path::Path;
 use std::sync::Arc;
@@ -63,6 +64,10 @@ impl RunError {
 pub type ChangelogWriterFactory<'a> =
     dyn Fn(&str, &[String]) -> Result<Box<dyn ChangeWriter>, String> + 'a;
 
+/// Opens the writer the late records of an INSERT stream to, given the
+/// sink table's name and the window operator's input column names.
+pub type LateWriterFactory<'a> = dyn Fn(&str, &[String]) -> Result<Box<dyn RowWriter>, String> + 'a;
+
 /// What the sink keeps of a run.
 #[derive(Clone, Copy, Default)]
 pub struct RunOptions<'a> {
@@ -76,6 +81,11 @@ pub struct RunOptions<'a> {
     /// ([`InsertOutcome::changelog_writer`]), so the caller decides when
     /// the run's files are complete.
     pub changelog_to: Option<&'a ChangelogWriterFactory<'a>>,
+    /// The records the window operator drops as late, streamed to a
+    /// writer this opens per INSERT with the operator's input columns
+    /// (`lab run --late`); it comes back not completed
+    /// ([`InsertOutcome::late_writer`]).
+    pub late_to: Option<&'a LateWriterFactory<'a>>,
 }
 
 impl RunOptions<'_> {
@@ -85,6 +95,7 @@ impl RunOptions<'_> {
             keep_changelog: true,
             materialize: true,
             changelog_to: None,
+            late_to: None,
         }
     }
 }
@@ -108,6 +119,9 @@ pub struct InsertOutcome {
     /// The writer the changelog streamed to (`RunOptions::changelog_to`),
     /// to be completed by the caller.
     pub changelog_writer: Option<Box<dyn ChangeWriter>>,
+    /// The writer the late records streamed to (`RunOptions::late_to`),
+    /// to be completed by the caller.
+    pub late_writer: Option<Box<dyn RowWriter>>,
 }
 
 impl InsertOutcome {
@@ -504,6 +518,61 @@ pub fn backend_for(config: &Config) -> Result<StateBackend, RunError> {
     .map_err(|e| RunError::Execution(e.to_string()))
 }
 
+/// Where an INSERT's late records go: a stage's writer, or a writer no
+/// stage took (a plan without a window operator: its file stays empty).
+#[derive(Default)]
+enum Late {
+    Stage(StageId),
+    Unused(Box<dyn RowWriter>),
+    #[default]
+    None,
+}
+
+/// Opens the late-record writer of `plan` and hands it to its window
+/// operator's stage: the one-phase window aggregate, or the local half of
+/// a two-phase one (the global half sees partial accumulators, not
+/// records). A plan with several window operators is refused.
+fn keep_late(
+    job: &mut Job,
+    plan: &PhysicalPlan,
+    stages: &[StageId],
+    open: &LateWriterFactory<'_>,
+) -> Result<Late, RunError> {
+    use crate::physical::node::local_window_aggregate::LocalWindowAggregate;
+    use crate::physical::node::window_aggregate::WindowAggregate;
+    let sink = &plan.sink.table.name;
+    let windows: Vec<(StageId, &PhysicalNode)> = plan
+        .root
+        .stage_nodes()
+        .into_iter()
+        .zip(stages.iter().copied())
+        .filter(|(n, _)| {
+            n.kind.is::<LocalWindowAggregate>()
+                || n.kind.get::<WindowAggregate>().is_some_and(|w| !w.global)
+        })
+        .map(|(n, s)| (s, n))
+        .collect();
+    if windows.len() > 1 {
+        return Err(RunError::Input(PlanError::unsupported(format!(
+            "--late: INSERT INTO {sink} has {} window operators; the lab writes the late records of one",
+            windows.len()
+        ))));
+    }
+    let columns = windows
+        .first()
+        .map(|(_, n)| n.inputs[0].schema.names())
+        .unwrap_or_default();
+    let writer = open(sink, &columns)
+        .map_err(|e| RunError::Execution(format!("late records of sink '{sink}': {e}")))?;
+    Ok(match windows.first() {
+        Some(&(s, _)) => match job.keep_late(s, writer) {
+            Ok(()) => Late::Stage(s),
+            Err(w) => Late::Unused(w),
+        },
+        None => Late::Unused(writer),
+    })
+}
+
 /// Runs the plans as one job (one sink each), with the settings they were
 /// planned with; the session's `config` chooses only where state lives.
 fn run_job(
@@ -534,6 +603,7 @@ fn run_job(
         },
     )
     .map_err(|e| at_table_definition(script, e))?;
+    let mut late_writers = Vec::new();
     for (k, plan) in plans.iter().enumerate() {
         if let Some(path) = crate::physical::job::sink_file(&plan.sink.table) {
             // Insert-only (the planner refuses updates into a file sink).
@@ -544,6 +614,9 @@ fn run_job(
                     .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
             job.set_sink_writer(k, Box::new(writer))
                 .map_err(|e| PlanError::plan(format!("sink '{sink}': {e}")))?;
+        }
+        if let Some(open) = options.late_to {
+            late_writers.push(keep_late(&mut job, plan, &stages[k], open)?);
         }
         if let Some(open) = options.changelog_to {
             let sink = &plan.sink.table.name;
@@ -582,6 +655,11 @@ fn run_job(
                 Vec::new()
             },
             changelog_writer: job.take_changelog_writer(k),
+            late_writer: match late_writers.get_mut(k).map(std::mem::take) {
+                Some(Late::Stage(s)) => job.take_late_writer(s),
+                Some(Late::Unused(w)) => Some(w),
+                Some(Late::None) | None => None,
+            },
             plan,
             config: config.clone(),
             report: report.clone(),

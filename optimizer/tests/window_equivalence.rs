@@ -1,6 +1,7 @@
-//! Window TVFs against the batch oracle: TUMBLE, HOP and CUMULATE
+//! Window TVFs against the batch oracle: TUMBLE, HOP, CUMULATE and SESSION
 //! aggregations (grouped and global, with FILTER, every aggregate
-//! function) and a plain TVF, one phase and two (local-global), on both
+//! function, DISTINCT with and without FILTER; SESSION with and without
+//! PARTITION BY, one phase whatever the strategy) and a plain TVF, one phase and two (local-global), on both
 //! state backends, at parallelism 1 and 4, over input whose event times arrive out of order, so that some
 //! records are late and dropped. The oracle evaluates the windows from
 //! scratch and drops the records its own late rule calls late
@@ -34,6 +35,14 @@ CREATE TABLE global_out (ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, big BIGINT)
   WITH ('connector' = 'blackhole');
 CREATE TABLE tvf_out (k INT, v BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3))
   WITH ('connector' = 'blackhole');
+CREATE TABLE session_out (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, s BIGINT, mn BIGINT)
+  WITH ('connector' = 'blackhole');
+CREATE TABLE session_all_out (ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, big BIGINT)
+  WITH ('connector' = 'blackhole');
+CREATE TABLE distinct_out (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), dv BIGINT, dbig BIGINT, sd BIGINT, c BIGINT)
+  WITH ('connector' = 'blackhole');
+CREATE TABLE session_distinct_out (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), dv BIGINT, dbig BIGINT, mx BIGINT)
+  WITH ('connector' = 'blackhole');
 INSERT INTO tumble_out
 SELECT k, window_start, window_end, COUNT(*), SUM(v), MIN(v), MAX(v), AVG(v), COUNT(v)
 FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))
@@ -54,6 +63,25 @@ GROUP BY window_start, window_end;
 INSERT INTO tvf_out
 SELECT k, v, window_start, window_end, window_time
 FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND));
+INSERT INTO session_out
+SELECT k, window_start, window_end, COUNT(*), SUM(v), MIN(v)
+FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '3' SECOND))
+GROUP BY k, window_start, window_end;
+INSERT INTO session_all_out
+SELECT window_start, window_end, COUNT(*), COUNT(*) FILTER (WHERE v > 50)
+FROM TABLE(SESSION(TABLE ev, DESCRIPTOR(ts), INTERVAL '1.5' SECOND))
+WHERE v IS NOT NULL
+GROUP BY window_start, window_end;
+INSERT INTO distinct_out
+SELECT k, window_start, window_end, COUNT(DISTINCT v % 7), COUNT(DISTINCT v % 7) FILTER (WHERE v > 50),
+  SUM(DISTINCT v % 5), COUNT(*)
+FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND))
+GROUP BY k, window_start, window_end;
+INSERT INTO session_distinct_out
+SELECT k, window_start, window_end, COUNT(DISTINCT v % 7), COUNT(DISTINCT v % 7) FILTER (WHERE v > 50),
+  MAX(DISTINCT v)
+FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '3' SECOND))
+GROUP BY k, window_start, window_end;
 ";
 
 /// Rows whose times drift forward about a second per row and jump back up
@@ -222,8 +250,71 @@ fn late_records_are_dropped_and_counted() {
         ("lab.clock", "deterministic".to_string()),
         ("pipeline.auto-watermark-interval", "0 ms".to_string()),
     ];
-    // One phase: each of the four aggregates drops the row at t0 + 10 s: the
+    // One phase: each of the eight aggregates drops the row at t0 + 10 s: the
     // watermark is t0 + 28 s when it arrives. (The HOP's window [t0 + 5 s,
-    // t0 + 15 s) has fired too.)
-    assert_eq!(check(&sources, &overrides).unwrap(), 4);
+    // t0 + 15 s) has fired too; the sessions' own windows have fired and it
+    // touches no open session.)
+    assert_eq!(check(&sources, &overrides).unwrap(), 8);
+}
+
+/// A record behind the watermark that touches an open session is not late:
+/// it joins the session (which may grow backward), as Flink's merging
+/// window set has it. Key 0's session [t0 + 20 s, t0 + 23 s) is open at
+/// watermark t0 + 19.5 s when a row at t0 + 18 s arrives: its window
+/// [t0 + 18 s, t0 + 21 s) touches it, so it counts; a row at t0 + 10 s
+/// touches nothing open and is dropped.
+#[test]
+fn a_record_behind_the_watermark_joins_an_open_session() {
+    let t0 = 1_700_000_000_000i64;
+    let rows = [
+        (0, 10, t0 + 20_000),
+        (1, 20, t0 + 21_500),
+        (0, 30, t0 + 18_000),
+        (0, 40, t0 + 10_000),
+    ];
+    let mut sources = MemSources::default();
+    sources.0.insert(
+        "ev".into(),
+        rows.iter()
+            .map(|&(k, v, ts)| Change::insert(vec![Value::Int(k), Value::Int(v), Value::Ts(ts)]))
+            .collect(),
+    );
+    for backend in ["hashmap", "rocksdb"] {
+        let overrides = [
+            (
+                "table.optimizer.agg-phase-strategy",
+                "TWO_PHASE".to_string(),
+            ),
+            ("state.backend.type", backend.to_string()),
+            ("parallelism.default", "1".to_string()),
+            ("lab.source.batch-size", "1".to_string()),
+            ("lab.clock", "deterministic".to_string()),
+            ("pipeline.auto-watermark-interval", "0 ms".to_string()),
+        ];
+        check(&sources, &overrides).unwrap();
+        let (_, outcomes) = run_mem(SCRIPT, &sources, &overrides, RunOptions::keep_all()).unwrap();
+        let ts = |ms: i64| Value::Ts(t0 + ms);
+        // session_out: k, window_start, window_end, COUNT(*), SUM(v), MIN(v).
+        assert_eq!(
+            outcomes[5].sink_report().result.clone().unwrap(),
+            sorted(vec![
+                vec![
+                    Value::Int(0),
+                    ts(18_000),
+                    ts(23_000),
+                    Value::Int(2),
+                    Value::Int(40),
+                    Value::Int(10)
+                ],
+                vec![
+                    Value::Int(1),
+                    ts(21_500),
+                    ts(24_500),
+                    Value::Int(1),
+                    Value::Int(20),
+                    Value::Int(20)
+                ],
+            ])
+        );
+    }
 }

@@ -144,6 +144,8 @@ struct Stage {
     watermark: i64,
     /// How its operators were built to emit ([`JobBuilder::set_emission`]).
     emission: Emission,
+    /// Where the records its operators drop as late go ([`Job::keep_late`]).
+    late: Option<Box<dyn RowWriter>>,
 }
 
 struct SourceSlot {
@@ -196,6 +198,7 @@ impl JobBuilder {
             input_watermarks: Vec::new(),
             watermark: i64::MIN,
             emission: Emission::Rows,
+            late: None,
         });
         self.stages.len() - 1
     }
@@ -380,6 +383,48 @@ impl Job {
     ) -> OpResult<()> {
         self.check_rows_reach(sink)?;
         self.sinks[sink].collector.set_changelog_writer(writer);
+        Ok(())
+    }
+
+    /// Writes the records the stage's operators drop as late to `writer`
+    /// as they are dropped; the writer comes back when its operators drop
+    /// none (not window operators) or it has one already.
+    /// [`Job::take_late_writer`] hands it back, not completed.
+    pub fn keep_late(
+        &mut self,
+        stage: StageId,
+        writer: Box<dyn RowWriter>,
+    ) -> Result<(), Box<dyn RowWriter>> {
+        let st = &mut self.stages[stage];
+        let mut keeps = false;
+        for op in &mut st.subtasks {
+            keeps |= op.keep_late();
+        }
+        if !keeps || st.late.is_some() {
+            return Err(writer);
+        }
+        st.late = Some(writer);
+        Ok(())
+    }
+
+    /// The stage's late-record writer, for its owner to complete.
+    pub fn take_late_writer(&mut self, stage: StageId) -> Option<Box<dyn RowWriter>> {
+        self.stages[stage].late.take()
+    }
+
+    /// Writes what the stage's subtasks dropped as late, in subtask order.
+    fn write_late(&mut self, stage: StageId) -> OpResult<()> {
+        let st = &mut self.stages[stage];
+        let Some(w) = st.late.as_mut() else {
+            return Ok(());
+        };
+        let mut rows = Vec::new();
+        for op in &mut st.subtasks {
+            op.take_late(&mut rows);
+        }
+        for r in &rows {
+            w.write(r)?;
+        }
         Ok(())
     }
 
@@ -761,6 +806,7 @@ impl Job {
                     stamps.push(stamp);
                 }
                 let outputs = parts;
+                self.write_late(s)?;
                 if outputs.iter().all(Vec::is_empty) {
                     return Ok(());
                 }

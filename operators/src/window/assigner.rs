@@ -10,15 +10,32 @@
 //! window's result merges its slices when it fires. Windows are aligned to
 //! the epoch (offset 0). Times are milliseconds; a window `[start, end)`
 //! holds times `start <= t < end`.
+//!
+//! `SESSION(gap)` is not aligned and is not sliced: its windows grow and
+//! merge with the data (`super::session_agg`); the slice methods here treat
+//! it as a tumble of the gap, and no slicing operator is built for it.
 
 use serde::{Deserialize, Serialize};
 
 /// A window TVF with its sizes, in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum WindowSpec {
-    Tumble { size: i64 },
-    Hop { size: i64, slide: i64 },
-    Cumulate { max_size: i64, step: i64 },
+    Tumble {
+        size: i64,
+    },
+    Hop {
+        size: i64,
+        slide: i64,
+    },
+    Cumulate {
+        max_size: i64,
+        step: i64,
+    },
+    /// Flink's `SessionWindowSpec`: a record at `t` opens `[t, t + gap)`,
+    /// merged with every window of its key it touches.
+    Session {
+        gap: i64,
+    },
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
@@ -38,16 +55,22 @@ impl WindowSpec {
     /// The length of one slice.
     pub fn slice_size(&self) -> i64 {
         match *self {
-            WindowSpec::Tumble { size } => size,
+            WindowSpec::Tumble { size } | WindowSpec::Session { gap: size } => size,
             WindowSpec::Hop { size, slide } => gcd(size, slide),
             WindowSpec::Cumulate { step, .. } => step,
         }
     }
 
+    /// Whether the windows are aligned to the epoch and sliced (all but
+    /// SESSION, as Flink's `isAlignedWindow`).
+    pub fn is_aligned(&self) -> bool {
+        !matches!(self, WindowSpec::Session { .. })
+    }
+
     /// How far apart consecutive windows end.
     fn window_step(&self) -> i64 {
         match *self {
-            WindowSpec::Tumble { size } => size,
+            WindowSpec::Tumble { size } | WindowSpec::Session { gap: size } => size,
             WindowSpec::Hop { slide, .. } => slide,
             WindowSpec::Cumulate { step, .. } => step,
         }
@@ -62,7 +85,7 @@ impl WindowSpec {
     /// The start of the window that ends at `end`.
     pub fn window_start(&self, end: i64) -> i64 {
         match *self {
-            WindowSpec::Tumble { size } => end - size,
+            WindowSpec::Tumble { size } | WindowSpec::Session { gap: size } => end - size,
             WindowSpec::Hop { size, .. } => end - size,
             WindowSpec::Cumulate { max_size, .. } => floor_to(end - 1, max_size),
         }
@@ -79,7 +102,7 @@ impl WindowSpec {
     /// when it fires, the slice is no longer needed.
     pub fn last_window_end(&self, slice_end: i64) -> i64 {
         match *self {
-            WindowSpec::Tumble { .. } => slice_end,
+            WindowSpec::Tumble { .. } | WindowSpec::Session { .. } => slice_end,
             WindowSpec::Hop { size, slide } => {
                 let start = slice_end - self.slice_size();
                 floor_to(start + size, slide)
@@ -92,7 +115,7 @@ impl WindowSpec {
     /// of it, if any.
     pub fn next_window_end(&self, end: i64) -> Option<i64> {
         match *self {
-            WindowSpec::Tumble { .. } => None,
+            WindowSpec::Tumble { .. } | WindowSpec::Session { .. } => None,
             WindowSpec::Hop { slide, .. } => Some(end + slide),
             WindowSpec::Cumulate { max_size, step } => {
                 (end.rem_euclid(max_size) != 0).then_some(end + step)
@@ -108,8 +131,12 @@ impl WindowSpec {
     }
 
     /// The windows (start, end) holding time `t`, in order of their end:
-    /// what the TVF assigns a row to.
+    /// what the TVF assigns a row to. None for SESSION, whose windows
+    /// depend on the other rows.
     pub fn windows_of(&self, t: i64) -> Vec<(i64, i64)> {
+        if !self.is_aligned() {
+            return Vec::new();
+        }
         let se = self.slice_end(t);
         let mut out = Vec::new();
         let mut end = self.first_window_end(se);
@@ -152,6 +179,20 @@ impl WindowSpec {
                     d(step)
                 )
             }
+            WindowSpec::Session { gap } => format!("SESSION({first}, gap=[{}])", d(gap)),
+        }
+    }
+
+    /// Flink's `SessionWindowSpec` summary with its partition keys:
+    /// `SESSION(time_col=[ts], gap=[5 min], partition keys=[item])`.
+    pub fn explain_partitioned(&self, first: &str, partition_keys: &[String]) -> String {
+        match *self {
+            WindowSpec::Session { gap } if !partition_keys.is_empty() => format!(
+                "SESSION({first}, gap=[{}], partition keys=[{}])",
+                WindowSpec::format_duration(gap),
+                partition_keys.join(", ")
+            ),
+            _ => self.explain(first),
         }
     }
 }

@@ -5,7 +5,10 @@
 //! merges them with the watermark the records met), as Flink's local
 //! window operator flushes its buffer. A partial row is the group key, two
 //! slots per call, then the slice end. It keeps no state and drops
-//! nothing: the global half applies the late rule.
+//! nothing: the global half applies the late rule. For `--late` it keeps
+//! the records the global half will drop with their partial (the same rule
+//! at the same watermark: a partial reaches the global half before the
+//! watermark that flushed it), since the global half sees no records.
 
 use super::assigner::WindowSpec;
 use super::window_agg::WindowAggregateOperator;
@@ -22,6 +25,9 @@ pub struct LocalWindowAggregateOperator {
     /// (group key, slice end) -> slots, in the order first seen.
     buffer: hashbrown::HashMap<Row, usize>,
     partials: Vec<(Row, Row)>,
+    watermark: i64,
+    /// The records the global half will drop as late, for `--late`.
+    late: Option<Vec<Row>>,
 }
 
 impl LocalWindowAggregateOperator {
@@ -38,6 +44,8 @@ impl LocalWindowAggregateOperator {
             window,
             buffer: hashbrown::HashMap::new(),
             partials: Vec::new(),
+            watermark: i64::MIN,
+            late: None,
         }
     }
 }
@@ -55,7 +63,13 @@ impl Operator for LocalWindowAggregateOperator {
                 continue;
             };
             let mut key: Row = self.group_by.iter().map(|&c| row[c].clone()).collect();
-            key.push(Value::Ts(self.window.slice_end(t)));
+            let slice = self.window.slice_end(t);
+            if let Some(late) = &mut self.late {
+                if WindowAggregateOperator::is_late(&self.window, slice, self.watermark) {
+                    late.push(row.clone());
+                }
+            }
+            key.push(Value::Ts(slice));
             let i = match self.buffer.get(&key) {
                 Some(&i) => i,
                 None => {
@@ -74,7 +88,8 @@ impl Operator for LocalWindowAggregateOperator {
         Ok(())
     }
 
-    fn on_watermark(&mut self, _watermark: i64, out: &mut Vec<Change>) -> OpResult<()> {
+    fn on_watermark(&mut self, watermark: i64, out: &mut Vec<Change>) -> OpResult<()> {
+        self.watermark = self.watermark.max(watermark);
         self.buffer.clear();
         for (mut key, slots) in self.partials.drain(..) {
             let slice = key.pop().expect("a slice end");
@@ -83,5 +98,16 @@ impl Operator for LocalWindowAggregateOperator {
             out.push(Change::insert(key));
         }
         Ok(())
+    }
+
+    fn keep_late(&mut self) -> bool {
+        self.late.get_or_insert_with(Vec::new);
+        true
+    }
+
+    fn take_late(&mut self, late: &mut Vec<Row>) {
+        if let Some(kept) = &mut self.late {
+            late.append(kept);
+        }
     }
 }

@@ -3,10 +3,12 @@
 
 pub mod assigner;
 pub mod local_window_agg;
+pub mod session_agg;
 pub mod tvf;
 pub mod window_agg;
 
 pub use assigner::WindowSpec;
 pub use local_window_agg::LocalWindowAggregateOperator;
+pub use session_agg::SessionWindowAggregateOperator;
 pub use tvf::WindowTableFunctionOperator;
 pub use window_agg::WindowAggregateOperator;

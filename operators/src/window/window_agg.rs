@@ -27,7 +27,7 @@ use super::assigner::WindowSpec;
 use crate::agg::functions::{self, AggKind, AggSpec, SLOTS};
 use crate::changelog::Change;
 use crate::operator::{OpResult, Operator};
-use crate::state::{StateBackend, StateReport, ValueState};
+use crate::state::{MapState, StateBackend, StateReport, ValueState};
 use crate::value::{Row, Value};
 use std::collections::{BTreeMap, HashSet};
 
@@ -38,12 +38,16 @@ pub struct WindowAggregateOperator {
     window: WindowSpec,
     /// (group key, slice end) -> accumulator slots.
     slices: ValueState,
+    /// DISTINCT calls: (group key, slice end) -> {(call, value) -> count}.
+    distinct: Option<MapState>,
     /// Window end -> keys with a timer there, in the order they were set.
     timers: BTreeMap<i64, (Vec<Row>, HashSet<Row>)>,
     watermark: i64,
     late_dropped: u64,
     /// Input rows are partial accumulators (key, slots, slice end).
     partial: bool,
+    /// The late records dropped, kept for `--late` (`None`: not kept).
+    late: Option<Vec<Row>>,
 }
 
 impl WindowAggregateOperator {
@@ -56,7 +60,13 @@ impl WindowAggregateOperator {
         window: WindowSpec,
     ) -> OpResult<WindowAggregateOperator> {
         let slices = backend.value_state(scope, "window-aggs", SLOTS * aggs.len())?;
+        let distinct = if aggs.iter().any(|a| a.distinct) {
+            Some(backend.map_state(scope, "window-distinct", 2, 1)?)
+        } else {
+            None
+        };
         Ok(WindowAggregateOperator {
+            distinct,
             group_by,
             aggs,
             time_col,
@@ -66,6 +76,7 @@ impl WindowAggregateOperator {
             watermark: i64::MIN,
             late_dropped: 0,
             partial: false,
+            late: None,
         })
     }
 
@@ -90,9 +101,15 @@ impl WindowAggregateOperator {
     }
 
     /// Adds one input row to the slots of every call.
+    /// Whether a record of the slice ending at `slice` is late at
+    /// watermark `wm`: the last window holding the slice has fired.
+    pub(crate) fn is_late(window: &WindowSpec, slice: i64, wm: i64) -> bool {
+        Self::fired(window.last_window_end(slice), wm)
+    }
+
     pub(crate) fn accumulate(aggs: &[AggSpec], slots: &mut [Value], row: &[Value]) {
         for (i, a) in aggs.iter().enumerate() {
-            if a.filter.is_some_and(|f| row[f] != Value::Bool(true)) {
+            if a.distinct || a.filter.is_some_and(|f| row[f] != Value::Bool(true)) {
                 continue;
             }
             let s = SLOTS * i;
@@ -114,6 +131,77 @@ impl WindowAggregateOperator {
         }
     }
 
+    /// Adds the values of the DISTINCT calls of `row` (those its filter
+    /// lets through, NULL skipped) to the distinct map of `key`.
+    pub(crate) fn add_distinct(
+        aggs: &[AggSpec],
+        map: &mut MapState,
+        key: &[Value],
+        row: &[Value],
+    ) -> OpResult<()> {
+        for (i, a) in aggs.iter().enumerate() {
+            if !a.distinct || a.filter.is_some_and(|f| row[f] != Value::Bool(true)) {
+                continue;
+            }
+            let v = match a.arg {
+                Some(c) => row[c].clone(),
+                None => Value::Int(0),
+            };
+            if v.is_null() {
+                continue;
+            }
+            map.modify(key, &[Value::Int(i as i64), v], |slot| {
+                let n = slot.get_or_insert_with(|| vec![Value::Int(0)]);
+                n[0] = Value::Int(n[0].as_int().unwrap_or(0) + 1);
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Applies each distinct value once to the slots of its call.
+    pub(crate) fn apply_distinct(
+        aggs: &[AggSpec],
+        acc: &mut [Value],
+        values: &hashbrown::HashSet<(i64, Value)>,
+    ) {
+        // In a fixed order: a DOUBLE sum does not depend on hashing.
+        let mut values: Vec<&(i64, Value)> = values.iter().collect();
+        values.sort_by(|(i, v), (j, w)| {
+            i.cmp(j).then_with(|| {
+                crate::value::cmp_rows(std::slice::from_ref(v), std::slice::from_ref(w))
+            })
+        });
+        for (i, v) in values {
+            let a = &aggs[*i as usize];
+            let s = SLOTS * *i as usize;
+            match a.kind {
+                AggKind::CountStar => functions::apply(a.kind, acc, s, &Value::Null, 1),
+                AggKind::Min | AggKind::Max => {
+                    functions::apply_extreme(a.kind, acc, s, v, 1, true);
+                }
+                kind => functions::apply(kind, acc, s, v, 1),
+            }
+        }
+    }
+
+    /// The distinct (call, value) pairs of `key`, deleting them when asked.
+    pub(crate) fn distinct_values(
+        map: &mut MapState,
+        key: &[Value],
+        delete: bool,
+        into: &mut hashbrown::HashSet<(i64, Value)>,
+    ) -> OpResult<()> {
+        for (ukey, _) in map.entries(key)? {
+            if let [Value::Int(i), v] = ukey.as_slice() {
+                into.insert((*i, v.clone()));
+            }
+            if delete {
+                map.delete(key, &ukey)?;
+            }
+        }
+        Ok(())
+    }
+
     fn init(&self) -> Row {
         self.aggs
             .iter()
@@ -127,11 +215,16 @@ impl WindowAggregateOperator {
         let mut full = key.clone();
         full.push(Value::Null);
         let k = full.len() - 1;
+        let mut distinct = hashbrown::HashSet::new();
         for slice in self.window.slices_of_window(end) {
             full[k] = Value::Ts(slice);
             let Some(slots) = self.slices.get(&full)? else {
                 continue;
             };
+            if let Some(map) = &mut self.distinct {
+                let expires = self.window.last_window_end(slice) <= end;
+                Self::distinct_values(map, &full, expires, &mut distinct)?;
+            }
             let acc = merged.get_or_insert_with(|| self.init());
             for (i, a) in self.aggs.iter().enumerate() {
                 let r = SLOTS * i..SLOTS * (i + 1);
@@ -143,7 +236,8 @@ impl WindowAggregateOperator {
                 later = true;
             }
         }
-        if let Some(acc) = merged {
+        if let Some(mut acc) = merged {
+            Self::apply_distinct(&self.aggs, &mut acc, &distinct);
             let mut row = key.clone();
             for (i, a) in self.aggs.iter().enumerate() {
                 row.push(functions::result(a, &acc[..], SLOTS * i));
@@ -181,6 +275,9 @@ impl Operator for WindowAggregateOperator {
             };
             if Self::fired(self.window.last_window_end(slice), self.watermark) {
                 self.late_dropped += 1;
+                if let Some(late) = &mut self.late {
+                    late.push(row);
+                }
                 continue;
             }
             let mut key: Row = self.group_by.iter().map(|&c| row[c].clone()).collect();
@@ -196,6 +293,9 @@ impl Operator for WindowAggregateOperator {
             let init = self.init();
             let aggs = &self.aggs;
             let (partial, g) = (self.partial, self.group_by.len());
+            if let Some(map) = &mut self.distinct {
+                Self::add_distinct(&self.aggs, map, &key, &row)?;
+            }
             self.slices.modify(&key, |slot| {
                 let acc = slot.get_or_insert(init);
                 if partial {
@@ -227,10 +327,27 @@ impl Operator for WindowAggregateOperator {
     }
 
     fn state_reports(&self) -> Vec<StateReport> {
-        vec![self.slices.report()]
+        let mut r = vec![self.slices.report()];
+        r.extend(self.distinct.as_ref().map(MapState::report));
+        r
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![("numLateRecordsDropped", self.late_dropped)]
+    }
+
+    /// The global half drops partial accumulators, not records: its local
+    /// half keeps the records instead.
+    fn keep_late(&mut self) -> bool {
+        if !self.partial {
+            self.late.get_or_insert_with(Vec::new);
+        }
+        !self.partial
+    }
+
+    fn take_late(&mut self, late: &mut Vec<Row>) {
+        if let Some(kept) = &mut self.late {
+            late.append(kept);
+        }
     }
 }

@@ -143,7 +143,14 @@ fn translate(
             time_col,
             window,
             schema,
+            ..
         } => {
+            if !window.is_aligned() {
+                return Err(PlanError::unsupported(
+                    "a SESSION window TVF runs under a window aggregate (GROUP BY window_start, window_end, ...) only; \
+                     without one the lab does not run it",
+                ));
+            }
             let child = translate(input, catalog, config)?;
             let parallelism = child.parallelism;
             PhysicalNode::new(
@@ -313,6 +320,7 @@ fn window_aggregate(
         input: data,
         time_col,
         window,
+        partition_by,
         ..
     } = below
     else {
@@ -338,12 +346,6 @@ fn window_aggregate(
         return Err(PlanError::unsupported(
             "a filter on window_start, window_end or window_time below a window aggregate is not supported",
         ));
-    }
-    if let Some(a) = aggs.iter().find(|a| a.distinct) {
-        return Err(PlanError::unsupported(format!(
-            "DISTINCT in a window aggregate is not supported yet ({})",
-            a.name
-        )));
     }
     // The Calc below: every Project column but the two window keys, then
     // the time column.
@@ -385,6 +387,22 @@ fn window_aggregate(
         .filter(|g| !window_keys.contains(g))
         .map(|&g| new_pos[g])
         .collect();
+    // SESSION's partition keys: the operator keeps sessions per group key,
+    // so they must be group keys.
+    let mut partition_keys = Vec::new();
+    for &c in partition_by {
+        let g = group_by
+            .iter()
+            .find(|&&g| !window_keys.contains(&g) && exprs[g] == Expr::Column(c))
+            .ok_or_else(|| {
+                PlanError::unsupported(format!(
+                    "the PARTITION BY column '{}' of SESSION is not a GROUP BY key of its window aggregate; \
+                     the lab keeps sessions per group key, so partition keys must be group keys",
+                    data.schema().fields[c].name
+                ))
+            })?;
+        partition_keys.push(new_pos[*g]);
+    }
     let specs: Vec<AggSpec> = aggs
         .iter()
         .map(|a| AggSpec {
@@ -419,6 +437,7 @@ fn window_aggregate(
             window: *window,
             time_col: time,
             global: false,
+            partition_keys,
         },
         vec![child],
         Schema { fields },

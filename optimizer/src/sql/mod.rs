@@ -230,7 +230,10 @@ pub fn bind_query(catalog: &Catalog, sql_select: &str) -> Result<LogicalPlan, Pl
 }
 
 /// `TABLE t` as an argument of a table function (a window TVF's data), with
-/// the `TABLE` blanked: the parser reads the argument as the name `t`.
+/// the `TABLE` blanked: the parser reads the argument as the name `t`. A
+/// `PARTITION BY` after it (SESSION's `TABLE t PARTITION BY k`) becomes
+/// `||` at the same place, read as `t || k` (or `t || (k1, k2)`) and bound
+/// back in `sql/window_tvf.rs`; positions stay the script's.
 fn table_arguments_as_names(text: &str) -> String {
     use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::{Token, Tokenizer};
@@ -243,6 +246,7 @@ fn table_arguments_as_names(text: &str) -> String {
         .collect();
     let index = script::LineIndex::new(text);
     let mut blank = Vec::new();
+    let mut bars = Vec::new();
     for i in 1..tokens.len().saturating_sub(1) {
         let is_table = matches!(&tokens[i].token, Token::Word(w) if w.keyword == Keyword::TABLE && w.quote_style.is_none());
         let after_open = matches!(
@@ -255,6 +259,15 @@ fn table_arguments_as_names(text: &str) -> String {
                 index.offset(tokens[i].span.start),
                 index.offset(tokens[i].span.end),
             ));
+            let word = |j: usize, k: Keyword| matches!(tokens.get(j).map(|t| &t.token), Some(Token::Word(w)) if w.keyword == k && w.quote_style.is_none());
+            if word(i + 2, Keyword::PARTITION) && word(i + 3, Keyword::BY) {
+                let (a, b) = (
+                    index.offset(tokens[i + 2].span.start),
+                    index.offset(tokens[i + 3].span.end),
+                );
+                blank.push((a, b - 2));
+                bars.extend([b - 2, b - 1]);
+            }
         }
     }
     if blank.is_empty() {
@@ -262,7 +275,9 @@ fn table_arguments_as_names(text: &str) -> String {
     }
     text.char_indices()
         .map(|(i, c)| {
-            if blank.iter().any(|&(a, b)| i >= a && i < b) {
+            if bars.contains(&i) {
+                '|'
+            } else if blank.iter().any(|&(a, b)| i >= a && i < b) {
                 ' '
             } else {
                 c

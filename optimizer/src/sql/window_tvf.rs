@@ -2,8 +2,10 @@
 //! DESCRIPTOR(ts), size))`, `TABLE(HOP(TABLE t, DESCRIPTOR(ts), slide,
 //! size))` and `TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts), step, max_size))`,
 //! with positional or named arguments (`DATA =>`, `TIMECOL =>`, `SIZE =>`,
-//! `SLIDE =>`, `STEP =>`, `MAX_SIZE =>`). The data is a table of the
-//! catalog and the time column its watermarked rowtime attribute.
+//! `SLIDE =>`, `STEP =>`, `MAX_SIZE =>`), and `TABLE(SESSION(TABLE t
+//! [PARTITION BY k | PARTITION BY (k1, k2)], DESCRIPTOR(ts), gap))`
+//! (`GAP =>`). The data is a table of the catalog and the time column its
+//! watermarked rowtime attribute.
 //! (`TABLE t` inside the call is read as `t`: the statement's text has
 //! its `TABLE` blanked before parsing, see `sql/mod.rs`.)
 
@@ -31,7 +33,7 @@ pub(crate) fn bind(
 ) -> Result<(LogicalPlan, Vec<Field>, String), PlanError> {
     let ast::Expr::Function(f) = expr else {
         return Err(unsupported(
-            format!("'TABLE({expr})' is not supported (the lab runs the window TVFs TUMBLE, HOP and CUMULATE)"),
+            format!("'TABLE({expr})' is not supported (the lab runs the window TVFs TUMBLE, HOP, CUMULATE and SESSION)"),
             expr,
         ));
     };
@@ -40,15 +42,10 @@ pub(crate) fn bind(
         "TUMBLE" => &["DATA", "TIMECOL", "SIZE"],
         "HOP" => &["DATA", "TIMECOL", "SLIDE", "SIZE"],
         "CUMULATE" => &["DATA", "TIMECOL", "STEP", "MAX_SIZE"],
-        "SESSION" => {
-            return Err(unsupported(
-                "the SESSION window TVF is not supported yet (the lab runs TUMBLE, HOP and CUMULATE)",
-                expr,
-            ))
-        }
+        "SESSION" => &["DATA", "TIMECOL", "GAP"],
         _ => {
             return Err(unsupported(
-                format!("table function {name} is not supported (the lab runs the window TVFs TUMBLE, HOP and CUMULATE)"),
+                format!("table function {name} is not supported (the lab runs the window TVFs TUMBLE, HOP, CUMULATE and SESSION)"),
                 expr,
             ))
         }
@@ -88,9 +85,14 @@ pub(crate) fn bind(
             }
         };
         if slot >= params.len() {
+            let offset = if name == "SESSION" {
+                ""
+            } else {
+                "; the offset argument is not supported"
+            };
             return Err(unsupported(
                 format!(
-                    "{name} takes {} arguments ({}); the offset argument is not supported",
+                    "{name} takes {} arguments ({}){offset}",
                     params.len(),
                     params.join(", ")
                 ),
@@ -112,8 +114,17 @@ pub(crate) fn bind(
     }
     let args: Vec<&ast::Expr> = args.into_iter().map(|a| a.expect("checked")).collect();
 
-    // DATA: a table of the catalog.
-    let table = match args[0] {
+    // DATA: a table of the catalog, for SESSION with its partition keys
+    // (`t || k` here, see `table_arguments_as_names` in `sql/mod.rs`).
+    let (data, partition) = match args[0] {
+        ast::Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::StringConcat,
+            right,
+        } if name == "SESSION" => (left.as_ref(), Some(right.as_ref())),
+        other => (other, None),
+    };
+    let table = match data {
         ast::Expr::Identifier(id) => id,
         other => {
             return Err(unsupported(
@@ -183,6 +194,42 @@ pub(crate) fn bind(
         ));
     }
 
+    // PARTITION BY: columns of the table.
+    let mut partition_by = Vec::new();
+    if let Some(p) = partition {
+        let keys: Vec<&ast::Expr> = match p {
+            ast::Expr::Tuple(items) => items.iter().collect(),
+            ast::Expr::Nested(inner) => vec![inner.as_ref()],
+            other => vec![other],
+        };
+        for k in keys {
+            let ast::Expr::Identifier(id) = k else {
+                return Err(validation(
+                    format!(
+                        "PARTITION BY of SESSION takes columns of '{}', found '{k}'",
+                        def.name
+                    ),
+                    k,
+                ));
+            };
+            let c = fields
+                .iter()
+                .position(|f| f.name.eq_ignore_ascii_case(&id.value))
+                .ok_or_else(|| {
+                    err_at(
+                        PlanError::validation(format!(
+                            "Column '{}' not found in table '{}'.{}",
+                            id.value,
+                            def.name,
+                            did_you_mean(&id.value, fields.iter().map(|f| f.name.as_str()))
+                        )),
+                        &At(id.span),
+                    )
+                })?;
+            partition_by.push(c);
+        }
+    }
+
     // The sizes.
     let ms = |e: &ast::Expr, what: &str| -> Result<i64, PlanError> {
         let ast::Expr::Interval(iv) = e else {
@@ -192,6 +239,12 @@ pub(crate) fn bind(
             ));
         };
         let v = interval_millis(iv)?;
+        if v <= 0 && name == "SESSION" {
+            return Err(validation(
+                format!("Session Window parameters must satisfy gap > 0, found '{e}'"),
+                e,
+            ));
+        }
         if v <= 0 {
             return Err(validation(
                 format!("the {what} of {name} must be positive, found '{e}'"),
@@ -208,6 +261,9 @@ pub(crate) fn bind(
             let (slide, size) = (ms(args[2], "slide")?, ms(args[3], "size")?);
             WindowSpec::Hop { size, slide }
         }
+        "SESSION" => WindowSpec::Session {
+            gap: ms(args[2], "gap")?,
+        },
         _ => {
             let (step, max_size) = (ms(args[2], "step")?, ms(args[3], "max size")?);
             if max_size % step != 0 {
@@ -241,6 +297,7 @@ pub(crate) fn bind(
         input: Box::new(scan),
         time_col,
         window,
+        partition_by,
         schema: Schema {
             fields: out.clone(),
         },

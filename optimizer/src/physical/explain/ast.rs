@@ -71,6 +71,7 @@ fn node(plan: &LogicalPlan) -> Line {
             time_col,
             window,
             schema,
+            ..
         } => {
             let ms = |v: i64| format!("{v}:INTERVAL MILLISECOND");
             let sizes = match *window {
@@ -81,11 +82,13 @@ fn node(plan: &LogicalPlan) -> Line {
                 operators::window::WindowSpec::Cumulate { max_size, step } => {
                     format!("{}, {}", ms(step), ms(max_size))
                 }
+                operators::window::WindowSpec::Session { gap } => ms(gap),
             };
             let name = match window {
                 operators::window::WindowSpec::Tumble { .. } => "TUMBLE",
                 operators::window::WindowSpec::Hop { .. } => "HOP",
                 operators::window::WindowSpec::Cumulate { .. } => "CUMULATE",
+                operators::window::WindowSpec::Session { .. } => "SESSION",
             };
             let row_type: Vec<String> = schema
                 .fields

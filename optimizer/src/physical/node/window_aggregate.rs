@@ -22,7 +22,7 @@ use operators::agg::AggSpec;
 use operators::changelog::ChangelogMode;
 use operators::exec::Exchange;
 use operators::value::DataType;
-use operators::window::{WindowAggregateOperator, WindowSpec};
+use operators::window::{SessionWindowAggregateOperator, WindowAggregateOperator, WindowSpec};
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct WindowAggregate {
@@ -38,6 +38,9 @@ pub struct WindowAggregate {
     /// partials, the group key leading.
     #[serde(default)]
     pub global: bool,
+    /// SESSION's `PARTITION BY` columns of the input (group keys).
+    #[serde(default)]
+    pub partition_keys: Vec<usize>,
 }
 
 impl WindowAggregate {
@@ -102,7 +105,15 @@ impl super::NodeSpec for WindowAggregate {
         } else {
             format!("time_col=[{}]", name(&input, self.time_col))
         };
-        e.attrs.push(same("window", self.window.explain(&first)));
+        let partition_keys: Vec<String> = self
+            .partition_keys
+            .iter()
+            .map(|&c| name(&input, c))
+            .collect();
+        e.attrs.push(same(
+            "window",
+            self.window.explain_partitioned(&first, &partition_keys),
+        ));
         let mut select: Vec<String> = (0..g).map(|i| name(&output, i)).collect();
         if self.global {
             let partials = partial_names(&self.aggs);
@@ -163,10 +174,20 @@ impl super::NodeSpec for WindowAggregate {
             return check::schema_types(&node.schema, &out, "the window aggregate");
         }
         check_calls(node, &self.aggs, &types)?;
-        if let Some(i) = self.aggs.iter().position(|a| a.distinct) {
+        if let Some(&c) = self
+            .partition_keys
+            .iter()
+            .find(|c| !self.group_by.contains(c))
+        {
             return Err(check::invalid(
-                check::field(node, &format!("aggs[{i}].distinct")),
-                "a window aggregate runs no DISTINCT calls",
+                check::field(node, "partition_keys"),
+                format!("partition key {c} is not a group key"),
+            ));
+        }
+        if !self.partition_keys.is_empty() && self.window.is_aligned() {
+            return Err(check::invalid(
+                check::field(node, "partition_keys"),
+                "only a SESSION window has partition keys",
             ));
         }
         if !node.inputs[0].is_insert_only() {
@@ -200,6 +221,7 @@ impl super::NodeSpec for WindowAggregate {
             WindowSpec::Tumble { size } => size > 0,
             WindowSpec::Hop { size, slide } => size > 0 && slide > 0,
             WindowSpec::Cumulate { max_size, step } => step > 0 && max_size % step == 0,
+            WindowSpec::Session { gap } => gap > 0,
         };
         if !sizes {
             return Err(check::invalid(
@@ -217,6 +239,17 @@ impl super::NodeSpec for WindowAggregate {
         let scope = format!("{id}-WindowAggregate");
         let backend = ctx.backend().clone();
         operator_stage(node, ctx, || {
+            if let WindowSpec::Session { gap } = self.window {
+                return Ok(Box::new(SessionWindowAggregateOperator::new(
+                    &backend,
+                    &scope,
+                    self.group_by.clone(),
+                    self.aggs.clone(),
+                    self.time_col,
+                    gap,
+                )?)
+                    as Box<dyn operators::operator::Operator>);
+            }
             let o = WindowAggregateOperator::new(
                 &backend,
                 &scope,

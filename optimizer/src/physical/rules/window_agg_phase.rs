@@ -13,9 +13,10 @@
 //!
 //! Flink's rule (`TwoStageOptimizedWindowAggregateRule`): a window
 //! aggregate needs no mini-batch for two phases, since its local half
-//! buffers until the watermark; every call the lab runs in a window
-//! aggregate can merge (DISTINCT is refused there), so `AUTO` and
-//! `TWO_PHASE` take two phases and `ONE_PHASE` one.
+//! buffers until the watermark; `AUTO` and `TWO_PHASE` take two phases
+//! and `ONE_PHASE` one. An aggregate with a DISTINCT call stays one phase
+//! (the lab's local half keeps no distinct values). A SESSION window
+//! aggregate stays one phase whatever the strategy.
 
 use super::{PhysicalRule, RuleContext};
 use crate::config::AggPhaseStrategy;
@@ -47,7 +48,10 @@ fn rewrite(mut node: PhysicalNode, parallelism: usize) -> PhysicalNode {
     let Some(agg) = node.kind.get_mut::<WindowAggregate>() else {
         return node;
     };
-    if agg.global || agg.aggs.iter().any(|a| a.distinct) {
+    // Session windows are one phase in Flink (its tuning page: the
+    // aggregation optimizations apply to every window TVF aggregation but
+    // SESSION's): a local half cannot know the sessions.
+    if agg.global || !agg.window.is_aligned() || agg.aggs.iter().any(|a| a.distinct) {
         return node;
     }
     let g = agg.group_by.len();

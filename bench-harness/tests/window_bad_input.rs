@@ -1,0 +1,92 @@
+//! Bad event-time and window input through `lab run` (issue 17, acceptance
+//! 5): a watermark on a column that is not a timestamp, a window over a
+//! column that is not the time attribute, a malformed interval, a SESSION
+//! gap of zero or less, SESSION partition keys that are unknown or not
+//! group keys, a SESSION TVF without an aggregate: each an error naming
+//! its line and column, exit 2, no panic.
+
+use std::process::Command;
+
+const BID: &str = "CREATE TABLE Bid (
+  bidtime TIMESTAMP(3),
+  price   DOUBLE,
+  item    STRING,
+  WATERMARK FOR bidtime AS bidtime - INTERVAL '1' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'bids.csv', 'format' = 'csv');
+CREATE TABLE o (ws TIMESTAMP(3), we TIMESTAMP(3), item STRING, t DOUBLE) WITH ('connector' = 'blackhole');
+";
+
+fn run(sql: &str) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("q.sql"), sql).unwrap();
+    std::fs::write(dir.path().join("bids.csv"), "2020-04-15 08:05:00,4.0,C\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .arg("run")
+        .arg(dir.path().join("q.sql"))
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// An INSERT after the Bid table (its line is 8).
+fn insert(from: &str, group: &str) -> String {
+    format!("{BID}INSERT INTO o SELECT window_start, window_end, item, SUM(price) FROM TABLE({from}) GROUP BY {group};\n")
+}
+
+#[test]
+fn bad_time_and_window_input_is_refused_where_it_is() {
+    let by_item = "item, window_start, window_end";
+    let cases = [
+        (
+            BID.replace("WATERMARK FOR bidtime", "WATERMARK FOR price"),
+            "validation error at line 5, column 17: Invalid data type of time field for watermark definition. \
+             The field must be of type TIMESTAMP(3) or TIMESTAMP_LTZ(3), but the time field 'price' is DOUBLE",
+        ),
+        (
+            BID.replace("INTERVAL '1' SECOND", "INTERVAL '1s' SECOND"),
+            "validation error at line 5, column 47: Illegal interval literal format '1s' for INTERVAL SECOND",
+        ),
+        (
+            insert("TUMBLE(TABLE Bid, DESCRIPTOR(price), INTERVAL '5' MINUTES)", by_item),
+            "validation error at line 8, column 105: The window function requires the timecol is a time attribute type, but is DOUBLE",
+        ),
+        (
+            insert("TUMBLE(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL 'five' MINUTES)", by_item),
+            "validation error at line 8, column 124: Illegal interval literal format 'five' for INTERVAL MINUTE",
+        ),
+        (
+            insert("SESSION(TABLE Bid PARTITION BY item, DESCRIPTOR(bidtime), INTERVAL '0' MINUTES)", by_item),
+            "validation error at line 8, column 143: Session Window parameters must satisfy gap > 0, found 'INTERVAL '0' MINUTES'",
+        ),
+        (
+            insert("SESSION(TABLE Bid PARTITION BY item, DESCRIPTOR(bidtime), INTERVAL '-5' MINUTES)", by_item),
+            "validation error at line 8, column 143: Session Window parameters must satisfy gap > 0, found 'INTERVAL '-5' MINUTES'",
+        ),
+        (
+            insert("SESSION(TABLE Bid PARTITION BY itm, DESCRIPTOR(bidtime), INTERVAL '5' MINUTES)", by_item),
+            "validation error at line 8, column 107: Column 'itm' not found in table 'Bid'. Did you mean 'item'?",
+        ),
+        (
+            insert("SESSION(TABLE Bid PARTITION BY (item, price), DESCRIPTOR(bidtime), INTERVAL '5' MINUTES)", by_item),
+            "unsupported SQL at line 8, column 1: the PARTITION BY column 'price' of SESSION is not a GROUP BY key of its window aggregate",
+        ),
+        (
+            insert("SESSION(TABLE Bid PARTITION BY item, DESCRIPTOR(bidtime), INTERVAL '5' MINUTES, INTERVAL '1' MINUTE)", by_item),
+            "unsupported SQL at line 8, column 165: SESSION takes 3 arguments (DATA, TIMECOL, GAP)\n",
+        ),
+        (
+            format!("{BID}INSERT INTO o SELECT window_start, window_end, item, price FROM TABLE(SESSION(TABLE Bid PARTITION BY item, DESCRIPTOR(bidtime), INTERVAL '5' MINUTES));\n"),
+            "unsupported SQL at line 8, column 1: a SESSION window TVF runs under a window aggregate",
+        ),
+    ];
+    for (sql, want) in cases {
+        let (code, stderr) = run(&sql);
+        assert_eq!(code, 2, "{sql}\n{stderr}");
+        assert!(stderr.contains(want), "{sql}\nwant {want:?}\ngot  {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
