@@ -298,12 +298,9 @@ impl AggCore {
 
     #[inline]
     fn push_results<A: Acc + ?Sized>(&self, acc: &A, out: &mut Vec<Value>) {
-        out.extend(
-            self.aggs
-                .iter()
-                .enumerate()
-                .map(|(i, a)| functions::result(a, acc, slot(i))),
-        );
+        for (i, a) in self.aggs.iter().enumerate() {
+            out.push(functions::result(a, acc, slot(i)));
+        }
     }
 
     /// Whether any call's result differs between `a` and `b`.
