@@ -92,6 +92,26 @@ fn check_script(
     Ok(())
 }
 
+/// `sql` under `variant`, on both backends at parallelism 1 and 4, read in
+/// source batches of `batch`, each run against the oracle.
+fn check_everywhere(
+    sql: &str,
+    sources: &MemSources,
+    variant: &[(&str, String)],
+    batch: usize,
+) -> Result<(), TestCaseError> {
+    for backend in ["hashmap", "rocksdb"] {
+        for p in [1usize, 4] {
+            let mut overrides = variant.to_vec();
+            overrides.push(("state.backend.type", backend.to_string()));
+            overrides.push(("parallelism.default", p.to_string()));
+            overrides.push(("lab.source.batch-size", batch.to_string()));
+            check_script(sql, sources, &overrides)?;
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
 
@@ -122,15 +142,7 @@ proptest! {
     ) {
         let sql = script_for(AGG_QUERIES);
         for variant in agg_variants() {
-            for backend in ["hashmap", "rocksdb"] {
-                for p in [1usize, 4] {
-                    let mut overrides = variant.clone();
-                    overrides.push(("state.backend.type", backend.to_string()));
-                    overrides.push(("parallelism.default", p.to_string()));
-                    overrides.push(("lab.source.batch-size", batch.to_string()));
-                    check_script(&sql, &sources, &overrides)?;
-                }
-            }
+            check_everywhere(&sql, &sources, &variant, batch)?;
         }
     }
 }
@@ -145,15 +157,7 @@ proptest! {
     ) {
         let sql = script_for(JOIN_QUERIES);
         for variant in join_variants() {
-            for backend in ["hashmap", "rocksdb"] {
-                for p in [1usize, 4] {
-                    let mut overrides = variant.clone();
-                    overrides.push(("state.backend.type", backend.to_string()));
-                    overrides.push(("parallelism.default", p.to_string()));
-                    overrides.push(("lab.source.batch-size", batch.to_string()));
-                    check_script(&sql, &sources, &overrides)?;
-                }
-            }
+            check_everywhere(&sql, &sources, &variant, batch)?;
         }
     }
 }
@@ -168,15 +172,7 @@ proptest! {
     ) {
         let sql = script_for(OUTER_JOIN_QUERIES);
         for variant in join_variants() {
-            for backend in ["hashmap", "rocksdb"] {
-                for p in [1usize, 4] {
-                    let mut overrides = variant.clone();
-                    overrides.push(("state.backend.type", backend.to_string()));
-                    overrides.push(("parallelism.default", p.to_string()));
-                    overrides.push(("lab.source.batch-size", batch.to_string()));
-                    check_script(&sql, &sources, &overrides)?;
-                }
-            }
+            check_everywhere(&sql, &sources, &variant, batch)?;
         }
     }
 }
@@ -191,15 +187,7 @@ proptest! {
     ) {
         let sql = script_for(COMMA_JOIN_QUERIES);
         for variant in join_variants() {
-            for backend in ["hashmap", "rocksdb"] {
-                for p in [1usize, 4] {
-                    let mut overrides = variant.clone();
-                    overrides.push(("state.backend.type", backend.to_string()));
-                    overrides.push(("parallelism.default", p.to_string()));
-                    overrides.push(("lab.source.batch-size", batch.to_string()));
-                    check_script(&sql, &sources, &overrides)?;
-                }
-            }
+            check_everywhere(&sql, &sources, &variant, batch)?;
         }
     }
 }
@@ -219,15 +207,7 @@ proptest! {
             ("table.exec.mini-batch.size", "3".to_string()),
         ];
         for variant in [vec![], mini_batch] {
-            for backend in ["hashmap", "rocksdb"] {
-                for p in [1usize, 4] {
-                    let mut overrides = variant.clone();
-                    overrides.push(("state.backend.type", backend.to_string()));
-                    overrides.push(("parallelism.default", p.to_string()));
-                    overrides.push(("lab.source.batch-size", batch.to_string()));
-                    check_script(&sql, &sources, &overrides)?;
-                }
-            }
+            check_everywhere(&sql, &sources, &variant, batch)?;
         }
     }
 }
