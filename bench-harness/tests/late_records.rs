@@ -240,7 +240,11 @@ fn the_late_file_of_a_window_deduplication() {
     let (tumble, _) = expected();
     let dir = tempfile::tempdir().unwrap();
     write_input(dir.path());
-    let script = SCRIPT.split("CREATE TABLE tumble_out").next().unwrap().to_string()
+    let script = SCRIPT
+        .split("CREATE TABLE tumble_out")
+        .next()
+        .unwrap()
+        .to_string()
         + "CREATE TABLE last_out (k INT, ts TIMESTAMP(3), ws TIMESTAMP(3), we TIMESTAMP(3))
   WITH ('connector' = 'blackhole');
 INSERT INTO last_out

@@ -112,7 +112,10 @@ fn explain_names_flinks_window_deduplicate() {
         ),
         "{plan}"
     );
-    assert!(plan.contains("WindowTableFunction(window=[TUMBLE(time_col=[bidtime], size=[10 min])])"), "{plan}");
+    assert!(
+        plan.contains("WindowTableFunction(window=[TUMBLE(time_col=[bidtime], size=[10 min])])"),
+        "{plan}"
+    );
 }
 
 /// Flink's `TestData.windowDataWithTimestamp` (FLOAT left out, DECIMAL as
@@ -296,7 +299,11 @@ FROM (
 
 #[test]
 fn a_window_deduplication_keyed_on_the_other_columns_is_hashed_on_them() {
-    let plan = explain_script(&itcase_query(TUMBLE_5S, "DESC"), &owned(&[("parallelism.default", "4")])).unwrap();
+    let plan = explain_script(
+        &itcase_query(TUMBLE_5S, "DESC"),
+        &owned(&[("parallelism.default", "4")]),
+    )
+    .unwrap();
     assert!(
         plan.contains(
             "WindowDeduplicate(window=[TUMBLE(win_start=[window_start], win_end=[window_end], size=[5 s])], \
@@ -304,7 +311,10 @@ fn a_window_deduplication_keyed_on_the_other_columns_is_hashed_on_them() {
         ),
         "{plan}"
     );
-    assert!(plan.contains("Exchange(distribution=[hash[name]])"), "{plan}");
+    assert!(
+        plan.contains("Exchange(distribution=[hash[name]])"),
+        "{plan}"
+    );
 }
 
 #[test]
