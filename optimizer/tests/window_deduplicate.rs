@@ -401,6 +401,20 @@ fn allowed_lateness_leaves_window_tvf_operators_as_they_are() {
         );
         assert_eq!(changelog(&fire[0]), changelog(&dedup[0]));
     }
+    // Nor does table.exec.state.ttl touch it: rows wait for their window
+    // however long the clock runs.
+    let ttl = run_example(
+        "window_dedup.sql",
+        &[
+            ("table.exec.state.ttl", "1 ms"),
+            ("lab.clock", "deterministic"),
+            ("lab.source.batch-size", "1"),
+        ],
+    );
+    let plain = run_example("window_dedup.sql", &[("lab.source.batch-size", "1")]);
+    assert_eq!(changelog(&ttl[0]), changelog(&plain[0]));
+    assert_eq!(changelog(&ttl[1]), changelog(&plain[1]));
+    assert_eq!(ttl[1].changelog.len(), 4);
     // The late rule is unchanged: the ITCase's late row is dropped.
     let (_, late) = run_itcase(&format!(
         "SET 'table.exec.emit.allow-lateness' = '1 h';\n{}",
