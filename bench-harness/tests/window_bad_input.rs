@@ -2,8 +2,9 @@
 //! 5): a watermark on a column that is not a timestamp, a window over a
 //! column that is not the time attribute, a malformed interval, a SESSION
 //! gap of zero or less, SESSION partition keys that are unknown or not
-//! group keys, a SESSION TVF without an aggregate: each an error naming
-//! its line and column, exit 2, no panic.
+//! group keys, a SESSION TVF without an aggregate, early or late firings
+//! on a window aggregate, a window deduplication over SESSION: each an
+//! error naming its line and column, exit 2, no panic.
 
 use std::process::Command;
 
@@ -81,6 +82,17 @@ fn bad_time_and_window_input_is_refused_where_it_is() {
         (
             format!("{BID}INSERT INTO o SELECT window_start, window_end, item, price FROM TABLE(SESSION(TABLE Bid PARTITION BY item, DESCRIPTOR(bidtime), INTERVAL '5' MINUTES));\n"),
             "unsupported SQL at line 8, column 1: a SESSION window TVF runs under a window aggregate",
+        ),
+        (
+            format!("SET 'table.exec.emit.late-fire.enabled' = 'true';\n{}", insert("TUMBLE(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL '5' MINUTES)", by_item)),
+            "unsupported SQL at line 9, column 1: Currently, window table function based aggregate doesn't support \
+             early-fire and late-fire configuration 'table.exec.emit.early-fire.enabled' and 'table.exec.emit.late-fire.enabled'.",
+        ),
+        (
+            format!("{BID}INSERT INTO o SELECT window_start, window_end, item, price FROM (\
+             SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY bidtime DESC) AS rn \
+             FROM TABLE(SESSION(TABLE Bid PARTITION BY item, DESCRIPTOR(bidtime), INTERVAL '5' MINUTES))) WHERE rn = 1;\n"),
+            "unsupported SQL at line 8, column 1: window deduplication over a SESSION window TVF is not supported",
         ),
     ];
     for (sql, want) in cases {

@@ -35,6 +35,11 @@ pub const DELTA_JOIN_CACHE_ENABLED: &str = "table.exec.delta-join.cache-enabled"
 pub const DELTA_JOIN_LEFT_CACHE_SIZE: &str = "table.exec.delta-join.left.cache-size";
 pub const DELTA_JOIN_RIGHT_CACHE_SIZE: &str = "table.exec.delta-join.right.cache-size";
 pub const STATE_TTL: &str = "table.exec.state.ttl";
+pub const EMIT_ALLOW_LATENESS: &str = "table.exec.emit.allow-lateness";
+pub const EMIT_EARLY_FIRE_ENABLED: &str = "table.exec.emit.early-fire.enabled";
+pub const EMIT_EARLY_FIRE_DELAY: &str = "table.exec.emit.early-fire.delay";
+pub const EMIT_LATE_FIRE_ENABLED: &str = "table.exec.emit.late-fire.enabled";
+pub const EMIT_LATE_FIRE_DELAY: &str = "table.exec.emit.late-fire.delay";
 pub const ASYNC_STATE_ENABLED: &str = "table.exec.async-state.enabled";
 pub const SINK_UPSERT_MATERIALIZE: &str = "table.exec.sink.upsert-materialize";
 pub const PARALLELISM_DEFAULT: &str = "parallelism.default";
@@ -231,6 +236,43 @@ static KEYS: &[KeyInfo] = &[
         ValueType::Duration,
         "0 ms",
         "How long idle state is kept; 0 ms keeps it forever.",
+    ),
+    key(
+        EMIT_ALLOW_LATENESS,
+        ValueType::Duration,
+        "0 ms",
+        "Flink's allowed lateness of the legacy group windows (with late-fire \
+         on). The lab runs window TVFs only, which ignore it, as Flink's do: \
+         window state is freed when a window fires and a record behind a fired \
+         window is late.",
+    ),
+    key(
+        EMIT_EARLY_FIRE_ENABLED,
+        ValueType::Boolean,
+        "false",
+        "Early firings of the legacy group windows. A window TVF aggregate \
+         refuses it, as Flink 2.x does.",
+    ),
+    key(
+        EMIT_EARLY_FIRE_DELAY,
+        ValueType::Duration,
+        "0 ms",
+        "The interval of early firings (0 ms: on every element); read with \
+         early-fire enabled only.",
+    ),
+    key(
+        EMIT_LATE_FIRE_ENABLED,
+        ValueType::Boolean,
+        "false",
+        "Late firings of the legacy group windows. A window TVF aggregate \
+         refuses it, as Flink 2.x does.",
+    ),
+    key(
+        EMIT_LATE_FIRE_DELAY,
+        ValueType::Duration,
+        "0 ms",
+        "The interval of late firings (0 ms: on every element); read with \
+         late-fire enabled only.",
     ),
     key(
         SINK_UPSERT_MATERIALIZE,
@@ -818,6 +860,31 @@ impl Config {
     /// `table.exec.state.ttl` (zero = state never expires).
     pub fn state_ttl(&self) -> Duration {
         self.duration(STATE_TTL)
+    }
+
+    /// `table.exec.emit.allow-lateness`
+    pub fn emit_allow_lateness(&self) -> Duration {
+        self.duration(EMIT_ALLOW_LATENESS)
+    }
+
+    /// `table.exec.emit.early-fire.enabled`
+    pub fn emit_early_fire_enabled(&self) -> bool {
+        self.bool(EMIT_EARLY_FIRE_ENABLED)
+    }
+
+    /// `table.exec.emit.early-fire.delay`
+    pub fn emit_early_fire_delay(&self) -> Duration {
+        self.duration(EMIT_EARLY_FIRE_DELAY)
+    }
+
+    /// `table.exec.emit.late-fire.enabled`
+    pub fn emit_late_fire_enabled(&self) -> bool {
+        self.bool(EMIT_LATE_FIRE_ENABLED)
+    }
+
+    /// `table.exec.emit.late-fire.delay`
+    pub fn emit_late_fire_delay(&self) -> Duration {
+        self.duration(EMIT_LATE_FIRE_DELAY)
     }
 
     /// `parallelism.default` (>= 1).

@@ -291,6 +291,25 @@ impl LogicalPlan {
         }
     }
 
+    /// The `window_start` and `window_end` columns of this plan's output
+    /// and their window, when it is a window TVF with projections and
+    /// filters over it that keep both columns as they are.
+    pub fn window_columns(&self) -> Option<(usize, usize, operators::window::WindowSpec)> {
+        match self {
+            LogicalPlan::WindowTvf { input, window, .. } => {
+                let n = input.schema().len();
+                Some((n, n + 1, *window))
+            }
+            LogicalPlan::Filter { input, .. } => input.window_columns(),
+            LogicalPlan::Project { input, exprs, .. } => {
+                let (s, e, window) = input.window_columns()?;
+                let at = |c: usize| exprs.iter().position(|x| *x == Expr::Column(c));
+                Some((at(s)?, at(e)?, window))
+            }
+            _ => None,
+        }
+    }
+
     pub fn children(&self) -> Vec<&LogicalPlan> {
         match self {
             LogicalPlan::Scan { .. } => vec![],

@@ -112,7 +112,9 @@ impl Arrival<'_> {
 /// row arrived: the watermark at its arrival
 /// ([`Arrival::watermarks_before`]) was below the window's end - 1. (A
 /// row all of whose windows had fired is the one the stream drops as
-/// late.) A window TVF without an aggregate drops nothing.
+/// late.) A deduplication partitioned by a window TVF's `window_start`
+/// and `window_end` keeps a row in a window by the same rule. A window TVF
+/// without either drops nothing.
 pub fn evaluate_event_time(
     plan: &LogicalPlan,
     tables: &dyn Fn(&str) -> Vec<Row>,
@@ -146,7 +148,20 @@ pub fn evaluate_event_time(
             keep,
             order,
             ..
-        } => deduplicate(eval(input), key, *keep, *order),
+        } => {
+            // A window deduplication first drops the late rows of its table.
+            let windowed = input
+                .window_columns()
+                .filter(|(s, e, _)| key.contains(s) && key.contains(e))
+                .and(windowed_table(input));
+            let rows = match windowed {
+                Some((table, time_col, window)) => {
+                    on_time_windowed(input, &table, time_col, window, tables, arrival)
+                }
+                None => eval(input),
+            };
+            deduplicate(rows, key, *keep, *order)
+        }
         LogicalPlan::Filter { input, predicate } => eval(input)
             .into_iter()
             .filter(|row| predicate.is_true(row))
@@ -211,30 +226,48 @@ pub fn evaluate_event_time(
         } => {
             // A window aggregate first drops the late rows of its table.
             if let Some((table, time_col, window)) = windowed_table(input) {
-                let rows = tables(&table);
-                let before = arrival.watermarks_before(&table, &rows);
                 if let WindowSpec::Session { gap } = window {
+                    let rows = tables(&table);
+                    let before = arrival.watermarks_before(&table, &rows);
                     let windowed = sessions(input, group_by, rows, &before, time_col, gap);
                     return aggregate(&windowed, group_by, aggs);
                 }
-                let mut windowed = Vec::new();
-                for (row, wm) in rows.into_iter().zip(before) {
-                    let Some(t) = row[time_col].as_ts() else {
-                        continue;
-                    };
-                    for (start, end) in window.windows_of(t) {
-                        if wm < end.saturating_sub(1) {
-                            let mut r = row.clone();
-                            r.extend([Value::Ts(start), Value::Ts(end), Value::Ts(end - 1)]);
-                            windowed.push(r);
-                        }
-                    }
-                }
-                return aggregate(&above_window(input, windowed), group_by, aggs);
+                let windowed = on_time_windowed(input, &table, time_col, window, tables, arrival);
+                return aggregate(&windowed, group_by, aggs);
             }
             aggregate(&eval(input), group_by, aggs)
         }
     }
+}
+
+/// The rows of `input` (projections and filters over a window TVF of
+/// `table`), each once per window it reached before the window fired: the
+/// watermark at its arrival ([`Arrival::watermarks_before`]) was below the
+/// window's end - 1. What a window aggregate or deduplication takes in.
+fn on_time_windowed(
+    input: &LogicalPlan,
+    table: &str,
+    time_col: usize,
+    window: WindowSpec,
+    tables: &dyn Fn(&str) -> Vec<Row>,
+    arrival: &Arrival,
+) -> Vec<Row> {
+    let rows = tables(table);
+    let before = arrival.watermarks_before(table, &rows);
+    let mut windowed = Vec::new();
+    for (row, wm) in rows.into_iter().zip(before) {
+        let Some(t) = row[time_col].as_ts() else {
+            continue;
+        };
+        for (start, end) in window.windows_of(t) {
+            if wm < end.saturating_sub(1) {
+                let mut r = row.clone();
+                r.extend([Value::Ts(start), Value::Ts(end), Value::Ts(end - 1)]);
+                windowed.push(r);
+            }
+        }
+    }
+    above_window(input, windowed)
 }
 
 /// The rows of a SESSION window aggregate's input, each with the

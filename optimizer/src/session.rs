@@ -529,9 +529,9 @@ enum Late {
 }
 
 /// Opens the late-record writer of `plan` and hands it to its window
-/// operator's stage: the one-phase window aggregate, or the local half of
+/// operator's stage: the one-phase window aggregate, the local half of
 /// a two-phase one (the global half sees partial accumulators, not
-/// records). A plan with several window operators is refused.
+/// records), or a window deduplication. A plan with several window operators is refused.
 fn keep_late(
     job: &mut Job,
     plan: &PhysicalPlan,
@@ -540,6 +540,7 @@ fn keep_late(
 ) -> Result<Late, RunError> {
     use crate::physical::node::local_window_aggregate::LocalWindowAggregate;
     use crate::physical::node::window_aggregate::WindowAggregate;
+    use crate::physical::node::window_deduplicate::WindowDeduplicate;
     let sink = &plan.sink.table.name;
     let windows: Vec<(StageId, &PhysicalNode)> = plan
         .root
@@ -548,6 +549,7 @@ fn keep_late(
         .zip(stages.iter().copied())
         .filter(|(n, _)| {
             n.kind.is::<LocalWindowAggregate>()
+                || n.kind.is::<WindowDeduplicate>()
                 || n.kind.get::<WindowAggregate>().is_some_and(|w| !w.global)
         })
         .map(|(n, s)| (s, n))

@@ -36,6 +36,11 @@ fn every_default() {
     assert_eq!(c.delta_join_left_cache_size(), 10000);
     assert_eq!(c.delta_join_right_cache_size(), 10000);
     assert_eq!(c.state_ttl(), Duration::ZERO);
+    assert_eq!(c.emit_allow_lateness(), Duration::ZERO);
+    assert!(!c.emit_early_fire_enabled());
+    assert_eq!(c.emit_early_fire_delay(), Duration::ZERO);
+    assert!(!c.emit_late_fire_enabled());
+    assert_eq!(c.emit_late_fire_delay(), Duration::ZERO);
     assert_eq!(c.sink_upsert_materialize(), UpsertMaterialize::Auto);
     assert_eq!(c.parallelism(), 1);
     assert_eq!(c.state_backend(), StateBackendKind::HashMap);
@@ -64,6 +69,11 @@ fn entries_list_every_key_in_canonical_text() {
         ("table.exec.delta-join.left.cache-size", "10000"),
         ("table.exec.delta-join.right.cache-size", "10000"),
         ("table.exec.state.ttl", "0 ms"),
+        ("table.exec.emit.allow-lateness", "0 ms"),
+        ("table.exec.emit.early-fire.enabled", "false"),
+        ("table.exec.emit.early-fire.delay", "0 ms"),
+        ("table.exec.emit.late-fire.enabled", "false"),
+        ("table.exec.emit.late-fire.delay", "0 ms"),
         ("table.exec.sink.upsert-materialize", "AUTO"),
         ("parallelism.default", "1"),
         ("pipeline.auto-watermark-interval", "200 ms"),
@@ -106,7 +116,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 36);
+    assert_eq!(keys.len(), 41);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(

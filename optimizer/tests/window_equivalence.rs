@@ -1,7 +1,9 @@
 //! Window TVFs against the batch oracle: TUMBLE, HOP, CUMULATE and SESSION
 //! aggregations (grouped and global, with FILTER, every aggregate
 //! function, DISTINCT with and without FILTER; SESSION with and without
-//! PARTITION BY, one phase whatever the strategy) and a plain TVF, one phase and two (local-global), on both
+//! PARTITION BY, one phase whatever the strategy), window deduplication
+//! (keep first and last, per key and global, with a filter) and a plain
+//! TVF, one phase and two (local-global), on both
 //! state backends, at parallelism 1 and 4, over input whose event times arrive out of order, so that some
 //! records are late and dropped. The oracle evaluates the windows from
 //! scratch and drops the records its own late rule calls late
@@ -43,6 +45,12 @@ CREATE TABLE distinct_out (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), dv BIGINT, d
   WITH ('connector' = 'blackhole');
 CREATE TABLE session_distinct_out (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), dv BIGINT, dbig BIGINT, mx BIGINT)
   WITH ('connector' = 'blackhole');
+CREATE TABLE dedup_last_out (k INT, v BIGINT, ts TIMESTAMP(3), ws TIMESTAMP(3), we TIMESTAMP(3))
+  WITH ('connector' = 'blackhole');
+CREATE TABLE dedup_first_out (ws TIMESTAMP(3), we TIMESTAMP(3), k INT, v BIGINT, ts TIMESTAMP(3))
+  WITH ('connector' = 'blackhole');
+CREATE TABLE dedup_global_out (ws TIMESTAMP(3), we TIMESTAMP(3), k INT, v BIGINT, ts TIMESTAMP(3))
+  WITH ('connector' = 'blackhole');
 INSERT INTO tumble_out
 SELECT k, window_start, window_end, COUNT(*), SUM(v), MIN(v), MAX(v), AVG(v), COUNT(v)
 FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))
@@ -82,6 +90,22 @@ SELECT k, window_start, window_end, COUNT(DISTINCT v % 7), COUNT(DISTINCT v % 7)
   MAX(DISTINCT v)
 FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '3' SECOND))
 GROUP BY k, window_start, window_end;
+INSERT INTO dedup_last_out
+SELECT k, v, ts, window_start, window_end FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY k, window_start, window_end ORDER BY ts DESC) AS rn
+  FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+) WHERE rn = 1;
+INSERT INTO dedup_first_out
+SELECT window_start, window_end, k, v, ts FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end, k ORDER BY ts ASC) AS rn
+  FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND))
+) WHERE rn <= 1;
+INSERT INTO dedup_global_out
+SELECT window_start, window_end, k, v, ts FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY ts DESC) AS rn
+  FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '20' SECOND))
+  WHERE v IS NOT NULL
+) WHERE rn < 2;
 ";
 
 /// Rows whose times drift forward about a second per row and jump back up
@@ -253,8 +277,10 @@ fn late_records_are_dropped_and_counted() {
     // One phase: each of the eight aggregates drops the row at t0 + 10 s: the
     // watermark is t0 + 28 s when it arrives. (The HOP's window [t0 + 5 s,
     // t0 + 15 s) has fired too; the sessions' own windows have fired and it
-    // touches no open session.)
-    assert_eq!(check(&sources, &overrides).unwrap(), 8);
+    // touches no open session.) The three deduplications read the TVF's
+    // rows, one per window: they drop the row's one TUMBLE window, its two
+    // HOP windows and its two CUMULATE windows, all fired.
+    assert_eq!(check(&sources, &overrides).unwrap(), 8 + 5);
 }
 
 /// A record behind the watermark that touches an open session is not late:

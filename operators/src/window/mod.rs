@@ -1,14 +1,16 @@
 //! Event-time windows: the slices and windows of the window TVFs, and the
-//! window aggregate that fires on the watermark.
+//! window aggregate and deduplication that fire on the watermark.
 
 pub mod assigner;
 pub mod local_window_agg;
 pub mod session_agg;
 pub mod tvf;
 pub mod window_agg;
+pub mod window_dedup;
 
 pub use assigner::WindowSpec;
 pub use local_window_agg::LocalWindowAggregateOperator;
 pub use session_agg::SessionWindowAggregateOperator;
 pub use tvf::WindowTableFunctionOperator;
 pub use window_agg::WindowAggregateOperator;
+pub use window_dedup::{WindowDedupSpec, WindowDeduplicateOperator};

@@ -8,6 +8,8 @@
 //! - `Aggregate` becomes a one-phase `GroupAggregate` hashed on its group
 //!   key (a global aggregate runs on one subtask), in mini-batch mode when
 //!   `table.exec.mini-batch.enabled` is on;
+//! - a `Deduplicate` partitioned by a window TVF's window becomes a
+//!   `WindowDeduplicate` over the TVF, hashed on its other keys;
 //! - `Join` becomes the binary regular join hashed on its join keys, with
 //!   each side's state layout chosen from its unique key (mini-batch when
 //!   configured), keeping what the query's hints say of it;
@@ -22,6 +24,7 @@ use super::node::join::{Join, JoinHints};
 use super::node::source::Source;
 use super::node::union::Union;
 use super::node::window_aggregate::WindowAggregate;
+use super::node::window_deduplicate::WindowDeduplicate;
 use super::node::window_table_function::WindowTableFunction;
 use super::plan::{JobSettings, PhysicalNode, PhysicalPlan, QueryPlan, SinkPlan};
 use super::rules::{PhysicalOptimizer, RuleContext};
@@ -35,6 +38,7 @@ use operators::changelog::SinkEncoding;
 use operators::expr::Expr;
 use operators::join::JoinStateLayout;
 use operators::join::JoinType;
+use operators::rank::deduplicate::{DedupOrder, Keep};
 use operators::value::DataType;
 
 /// Plans `INSERT INTO sink <query>`.
@@ -171,6 +175,9 @@ fn translate(
             order,
             ..
         } => {
+            if let Some(w) = window_deduplicate(input, key, *keep, *order, catalog, config)? {
+                return Ok(w);
+            }
             let child = translate(input, catalog, config)?;
             let ttl = state_ttl::ttl_for(None, &[], config);
             Deduplicate::over(
@@ -271,6 +278,80 @@ fn translate(
     })
 }
 
+/// A deduplication partitioned by `window_start` and `window_end` of a
+/// window TVF (and any other keys), as Flink's
+/// `StreamPhysicalWindowDeduplicateRule` plans it: a `WindowDeduplicate`
+/// over the TVF (and the Calc between), hashed on the other keys. `None`
+/// when the partition does not hold both window columns.
+fn window_deduplicate(
+    input: &LogicalPlan,
+    key: &[usize],
+    keep: Keep,
+    order: DedupOrder,
+    catalog: &dyn CatalogView,
+    config: &Config,
+) -> Result<Option<PhysicalNode>> {
+    let Some((start, end, window)) = input.window_columns() else {
+        return Ok(None);
+    };
+    if !(key.contains(&start) && key.contains(&end)) {
+        return Ok(None);
+    }
+    if !window.is_aligned() {
+        return Err(PlanError::unsupported(
+            "window deduplication over a SESSION window TVF is not supported (TUMBLE, HOP and CUMULATE are)",
+        ));
+    }
+    let DedupOrder::RowTime(order_key) = order else {
+        return Err(PlanError::unsupported(
+            "a window deduplication ordered by a processing-time attribute is not supported: \
+             order by the rowtime attribute",
+        ));
+    };
+    let child = translate(input, catalog, config)?;
+    let partition_keys: Vec<usize> = key
+        .iter()
+        .copied()
+        .filter(|&k| k != start && k != end)
+        .collect();
+    let parallelism = if partition_keys.is_empty() {
+        1
+    } else {
+        config.parallelism()
+    };
+    let schema = child.schema.clone();
+    Ok(Some(PhysicalNode::new(
+        WindowDeduplicate {
+            window,
+            window_start: start,
+            window_end: end,
+            partition_keys,
+            order_key,
+            keep,
+        },
+        vec![child],
+        schema,
+        None,
+        parallelism,
+    )))
+}
+
+/// Flink 2.x refuses early and late firings on a window TVF aggregate
+/// (`WindowUtil.checkEmitConfiguration`, called by the window aggregate
+/// nodes): they belong to the legacy group windows, which the lab does not
+/// run. `table.exec.emit.allow-lateness` alone is ignored there, as in Flink.
+fn check_emit_configuration(config: &Config) -> Result<()> {
+    if config.emit_early_fire_enabled() || config.emit_late_fire_enabled() {
+        return Err(PlanError::unsupported(format!(
+            "Currently, window table function based aggregate doesn't support early-fire and \
+             late-fire configuration '{}' and '{}'.",
+            crate::config::EMIT_EARLY_FIRE_ENABLED,
+            crate::config::EMIT_LATE_FIRE_ENABLED
+        )));
+    }
+    Ok(())
+}
+
 fn agg_spec(a: &AggCall) -> AggSpec {
     AggSpec {
         kind: match a.func {
@@ -342,6 +423,7 @@ fn window_aggregate(
         e.columns(&mut cols);
         cols.iter().any(|&c| c >= n)
     };
+    check_emit_configuration(config)?;
     if predicates.iter().any(reads_window) {
         return Err(PlanError::unsupported(
             "a filter on window_start, window_end or window_time below a window aggregate is not supported",

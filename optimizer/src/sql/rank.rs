@@ -236,6 +236,11 @@ fn time_attribute(plan: &LogicalPlan, c: usize, catalog: &Catalog) -> Option<Ded
         LogicalPlan::Filter { input, .. } | LogicalPlan::Deduplicate { input, .. } => {
             time_attribute(input, c, catalog)
         }
+        // A window TVF keeps its input's columns first (`window_time`, a
+        // rowtime too in Flink, is not taken as one here).
+        LogicalPlan::WindowTvf { input, .. } if c < input.schema().len() => {
+            time_attribute(input, c, catalog)
+        }
         LogicalPlan::Project { input, exprs, .. } => match exprs.get(c) {
             Some(Expr::Column(i)) => match time_attribute(input, *i, catalog)? {
                 DedupOrder::ProcTime => Some(DedupOrder::ProcTime),

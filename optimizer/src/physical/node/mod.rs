@@ -50,6 +50,7 @@ pub mod sink_materializer;
 pub mod source;
 pub mod union;
 pub mod window_aggregate;
+pub mod window_deduplicate;
 pub mod window_table_function;
 
 use crate::error::Result;
@@ -261,6 +262,7 @@ node_kinds! {
     WindowTableFunction(window_table_function::WindowTableFunction),
     Union(union::Union),
     Deduplicate(deduplicate::Deduplicate),
+    WindowDeduplicate(window_deduplicate::WindowDeduplicate),
 }
 
 impl NodeKind {
