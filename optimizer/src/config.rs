@@ -35,6 +35,7 @@ pub const DELTA_JOIN_CACHE_ENABLED: &str = "table.exec.delta-join.cache-enabled"
 pub const DELTA_JOIN_LEFT_CACHE_SIZE: &str = "table.exec.delta-join.left.cache-size";
 pub const DELTA_JOIN_RIGHT_CACHE_SIZE: &str = "table.exec.delta-join.right.cache-size";
 pub const STATE_TTL: &str = "table.exec.state.ttl";
+pub const RANK_TOPN_CACHE_SIZE: &str = "table.exec.rank.topn-cache-size";
 pub const ASYNC_STATE_ENABLED: &str = "table.exec.async-state.enabled";
 pub const SINK_UPSERT_MATERIALIZE: &str = "table.exec.sink.upsert-materialize";
 pub const PARALLELISM_DEFAULT: &str = "parallelism.default";
@@ -225,6 +226,13 @@ static KEYS: &[KeyInfo] = &[
         ValueType::Long { min: Some(1) },
         "10000",
         "Entries of the delta join's cache of right-side lookups.",
+    ),
+    key(
+        RANK_TOPN_CACHE_SIZE,
+        ValueType::Long { min: Some(1) },
+        "10000",
+        "Rows of an append-only Top-N's heap cache of partitions (cache \
+         size / N partitions are kept; the rest are read from state).",
     ),
     key(
         STATE_TTL,
@@ -813,6 +821,11 @@ impl Config {
     /// `table.exec.delta-join.right.cache-size` (>= 1).
     pub fn delta_join_right_cache_size(&self) -> usize {
         self.int(DELTA_JOIN_RIGHT_CACHE_SIZE) as usize
+    }
+
+    /// `table.exec.rank.topn-cache-size` (>= 1).
+    pub fn rank_topn_cache_size(&self) -> u64 {
+        self.int(RANK_TOPN_CACHE_SIZE) as u64
     }
 
     /// `table.exec.state.ttl` (zero = state never expires).

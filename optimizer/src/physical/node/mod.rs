@@ -46,6 +46,7 @@ pub mod join;
 pub mod local_group_aggregate;
 pub mod local_window_aggregate;
 pub mod multi_join;
+pub mod rank;
 pub mod sink_materializer;
 pub mod source;
 pub mod union;
@@ -261,6 +262,7 @@ node_kinds! {
     WindowTableFunction(window_table_function::WindowTableFunction),
     Union(union::Union),
     Deduplicate(deduplicate::Deduplicate),
+    Rank(rank::Rank),
 }
 
 impl NodeKind {
