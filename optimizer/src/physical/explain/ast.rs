@@ -163,7 +163,12 @@ fn node(plan: &LogicalPlan) -> Line {
             let order: Vec<String> = order
                 .iter()
                 .map(|f| {
-                    let direction = if f.descending { " DESC NULLS LAST" } else { "" };
+                    // Flink sorts NULL first ascending, which Calcite prints.
+                    let direction = if f.descending {
+                        " DESC NULLS LAST"
+                    } else {
+                        " NULLS FIRST"
+                    };
                     format!("${}{direction}", f.column)
                 })
                 .collect();
