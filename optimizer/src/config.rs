@@ -231,8 +231,9 @@ static KEYS: &[KeyInfo] = &[
         RANK_TOPN_CACHE_SIZE,
         ValueType::Long { min: Some(1) },
         "10000",
-        "Rows of an append-only Top-N's heap cache of partitions (cache \
-         size / N partitions are kept; the rest are read from state).",
+        "Rows of a Top-N's heap cache (append-only and updatable \
+         strategies): cache size / N partitions are kept, the rest are read \
+         from state.",
     ),
     key(
         STATE_TTL,
