@@ -48,7 +48,9 @@ fn make(
 ) -> Box<dyn Operator> {
     let scope = "1-Rank";
     match strategy {
-        Strategy::AppendOnly => Box::new(AppendOnlyTopN::new(backend, scope, spec, cache_size).unwrap()),
+        Strategy::AppendOnly => {
+            Box::new(AppendOnlyTopN::new(backend, scope, spec, cache_size).unwrap())
+        }
         Strategy::Retract => Box::new(RetractableTopN::new(backend, scope, spec).unwrap()),
         Strategy::Update => {
             Box::new(UpdatableTopN::new(backend, scope, spec, vec![1], cache_size).unwrap())
@@ -357,7 +359,11 @@ fn sort_key_changes() -> Vec<Change> {
 #[test]
 fn update_strategy_moves_rows_up_with_the_rank() {
     assert_eq!(
-        run(Strategy::Update, &spec((1, 2), true, true), &sort_key_changes()),
+        run(
+            Strategy::Update,
+            &spec((1, 2), true, true),
+            &sort_key_changes()
+        ),
         [
             "+I[book, 2, 19, 1]",
             "-U[book, 2, 19, 1]",
@@ -380,7 +386,11 @@ fn update_strategy_moves_rows_up_with_the_rank() {
         ]
     );
     assert_eq!(
-        run(Strategy::Update, &spec((1, 2), false, true), &sort_key_changes()),
+        run(
+            Strategy::Update,
+            &spec((1, 2), false, true),
+            &sort_key_changes()
+        ),
         [
             "+I[book, 2, 19, 1]",
             "+U[book, 3, 16, 1]",
@@ -399,7 +409,11 @@ fn update_strategy_moves_rows_up_with_the_rank() {
 #[test]
 fn update_strategy_moves_rows_up_without_the_rank() {
     assert_eq!(
-        run(Strategy::Update, &spec((1, 2), true, false), &sort_key_changes()),
+        run(
+            Strategy::Update,
+            &spec((1, 2), true, false),
+            &sort_key_changes()
+        ),
         [
             "+I[book, 2, 19]",
             "+I[book, 3, 16]",
@@ -414,7 +428,11 @@ fn update_strategy_moves_rows_up_without_the_rank() {
         ]
     );
     assert_eq!(
-        run(Strategy::Update, &spec((1, 2), false, false), &sort_key_changes()),
+        run(
+            Strategy::Update,
+            &spec((1, 2), false, false),
+            &sort_key_changes()
+        ),
         [
             "+I[book, 2, 19]",
             "+I[book, 3, 16]",
@@ -430,7 +448,12 @@ fn update_strategy_moves_rows_up_without_the_rank() {
 #[test]
 fn counters_and_bad_records() {
     let backend = StateBackend::heap();
-    let mut op = make(&backend, Strategy::AppendOnly, spec((1, 2), true, false), 10_000);
+    let mut op = make(
+        &backend,
+        Strategy::AppendOnly,
+        spec((1, 2), true, false),
+        10_000,
+    );
     op.process(0, base_input(), &mut Vec::new()).unwrap();
     assert_eq!(
         op.counters(),
@@ -446,9 +469,18 @@ fn counters_and_bad_records() {
         .unwrap_err();
     assert!(err.is_bad_input(), "{err}");
     assert!(err.to_string().contains("insert-only"), "{err}");
-    let mut op = make(&backend, Strategy::Update, spec((1, 2), true, false), 10_000);
+    let mut op = make(
+        &backend,
+        Strategy::Update,
+        spec((1, 2), true, false),
+        10_000,
+    );
     let err = op
-        .process(0, vec![row(RowKind::Delete, "book", 1, 12)], &mut Vec::new())
+        .process(
+            0,
+            vec![row(RowKind::Delete, "book", 1, 12)],
+            &mut Vec::new(),
+        )
         .unwrap_err();
     assert!(err.is_bad_input(), "{err}");
 }

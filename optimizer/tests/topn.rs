@@ -55,7 +55,8 @@ fn variants() -> Vec<Vec<(&'static str, String)>> {
     out
 }
 
-const T: &str = "CREATE TABLE T (category STRING, shopId INT, num BIGINT) WITH ('connector' = 'datagen');\n";
+const T: &str =
+    "CREATE TABLE T (category STRING, shopId INT, num BIGINT) WITH ('connector' = 'datagen');\n";
 
 fn t_rows(rows: &[(&str, i64, i64)]) -> MemSources {
     let mut s = MemSources::default();
@@ -282,7 +283,12 @@ WHERE rank_num <= 2;"
     expect_everywhere(
         &sql,
         &t_rows(&EIGHT),
-        &["book,1,22,2,1", "book,2,19,1,2", "fruit,3,44,1,1", "fruit,5,34,2,2"],
+        &[
+            "book,1,22,2,1",
+            "book,2,19,1,2",
+            "fruit,3,44,1,1",
+            "fruit,5,34,2,2",
+        ],
     );
 }
 
@@ -296,14 +302,22 @@ INSERT INTO s SELECT category, shopId, num FROM (
   SELECT *, ROW_NUMBER() OVER (PARTITION BY category ORDER BY num DESC) AS rn FROM T)
 WHERE rn <= 2 AND num > 12;"
     );
-    expect_everywhere(&sql, &t_rows(&SIX), &["book,2,19", "fruit,3,44", "fruit,4,33"]);
+    expect_everywhere(
+        &sql,
+        &t_rows(&SIX),
+        &["book,2,19", "fruit,3,44", "fruit,4,33"],
+    );
     let sql = format!(
         "{T}CREATE TABLE s (category STRING, shopId INT, num BIGINT) WITH ('connector' = 'blackhole');
 INSERT INTO s SELECT category, shopId, num FROM (
   SELECT *, ROW_NUMBER() OVER (PARTITION BY category ORDER BY num DESC) AS rn FROM T)
 WHERE rn BETWEEN 2 AND 3;"
     );
-    expect_everywhere(&sql, &t_rows(&SIX), &["book,1,12", "book,4,11", "fruit,4,33", "fruit,5,22"]);
+    expect_everywhere(
+        &sql,
+        &t_rows(&SIX),
+        &["book,1,12", "book,4,11", "fruit,4,33", "fruit,5,22"],
+    );
 }
 
 /// The first line of `text` holding `needle`.
@@ -329,11 +343,12 @@ fn explain_shows_flinks_rank_and_its_strategy() {
         ),
         "{text}"
     );
-    assert!(text.contains("Exchange(distribution=[hash[category]]"), "{text}");
     assert!(
-        text.contains(
-            "rank_num=[ROW_NUMBER() OVER (PARTITION BY $0 ORDER BY $2 DESC NULLS LAST)]"
-        ),
+        text.contains("Exchange(distribution=[hash[category]]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("rank_num=[ROW_NUMBER() OVER (PARTITION BY $0 ORDER BY $2 DESC NULLS LAST)]"),
         "{text}"
     );
     // SUM may fall: the retract strategy, and its input emits -U.
@@ -414,7 +429,12 @@ INSERT INTO s SELECT * FROM (
   FROM {SUM_BY_SHOP})
 WHERE rn <= 2;"
     );
-    let rows = [("book", 1, 10), ("book", 2, 20), ("book", 3, 5), ("book", 2, -18)];
+    let rows = [
+        ("book", 1, 10),
+        ("book", 2, 20),
+        ("book", 3, 5),
+        ("book", 2, -18),
+    ];
     let o = [("lab.source.batch-size", "1".to_string())];
     let (_, out) = run_mem(&sql, &t_rows(&rows), &o, RunOptions::keep_all()).unwrap();
     let log: Vec<String> = out[0].changelog.iter().map(|c| c.to_string()).collect();
@@ -504,7 +524,11 @@ INSERT INTO update_top_nr SELECT k, g, c FROM (
 fn the_property_script_plans_each_strategy() {
     // A script's explanation explains each INSERT.
     let text = explain(PROP_SCRIPT);
-    for s in ["AppendFastStrategy", "RetractStrategy", "UpdateFastStrategy[0,1]"] {
+    for s in [
+        "AppendFastStrategy",
+        "RetractStrategy",
+        "UpdateFastStrategy[0,1]",
+    ] {
         assert!(text.contains(s), "{s}\n{text}");
     }
 }
@@ -516,8 +540,10 @@ fn check(rows: &[(i64, i64)], overrides: &[(&str, String)]) -> Result<(), TestCa
         .map(|(i, &(k, v))| vec![Value::Int(i as i64), Value::Int(k), Value::Int(v)])
         .collect();
     let mut srcs = MemSources::default();
-    srcs.0
-        .insert("ev".into(), full.iter().cloned().map(Change::insert).collect());
+    srcs.0.insert(
+        "ev".into(),
+        full.iter().cloned().map(Change::insert).collect(),
+    );
     let (script, outcomes) = run_mem(PROP_SCRIPT, &srcs, overrides, RunOptions::keep_all())
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let inserts = script.statements.iter().filter_map(|s| match s {

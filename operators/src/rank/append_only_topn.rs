@@ -37,8 +37,7 @@ struct Buffer {
 
 impl Buffer {
     fn find(&self, spec: &TopNSpec, key: &[crate::value::Value]) -> Result<usize, usize> {
-        self.entries
-            .binary_search_by(|(k, _)| spec.compare(k, key))
+        self.entries.binary_search_by(|(k, _)| spec.compare(k, key))
     }
 
     /// Whether a row with sort key `key` belongs in the top `top` rows.
@@ -82,7 +81,12 @@ impl AppendOnlyTopN {
             (cache_size / spec.rank_end).max(1) as usize
         };
         Ok(AppendOnlyTopN {
-            data: backend.map_state(scope, "data-state-with-append", spec.order.len(), spec.arity)?,
+            data: backend.map_state(
+                scope,
+                "data-state-with-append",
+                spec.order.len(),
+                spec.arity,
+            )?,
             spec,
             cache: hashbrown::HashMap::new(),
             cache_capacity,
@@ -160,7 +164,12 @@ impl AppendOnlyTopN {
         Ok(())
     }
 
-    fn without_rank_number(&mut self, b: &mut Buffer, row: &Row, out: &mut Vec<Change>) -> OpResult<()> {
+    fn without_rank_number(
+        &mut self,
+        b: &mut Buffer,
+        row: &Row,
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
         let mut emit = Emitter {
             spec: &self.spec,
             out,
@@ -229,7 +238,12 @@ impl AppendOnlyTopN {
 }
 
 impl Operator for AppendOnlyTopN {
-    fn process(&mut self, _input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()> {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: Vec<Change>,
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
         for c in batch {
             if c.kind != RowKind::Insert {
                 return Err(OpError::Record(format!(

@@ -93,7 +93,9 @@ impl RetractableTopN {
     fn rows_of(&mut self, key: &[Value]) -> OpResult<Option<Vec<Row>>> {
         match self.data.get(&self.key_buf, key)? {
             None => Ok(None),
-            Some(flat) => Ok(Some(unflatten(&flat, self.spec.arity).ok_or_else(bad_state)?)),
+            Some(flat) => Ok(Some(
+                unflatten(&flat, self.spec.arity).ok_or_else(bad_state)?,
+            )),
         }
     }
 
@@ -396,7 +398,12 @@ impl RetractableTopN {
 }
 
 impl Operator for RetractableTopN {
-    fn process(&mut self, _input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()> {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: Vec<Change>,
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
         for c in batch {
             if c.row.len() != self.spec.arity {
                 return Err(OpError::Record(format!(

@@ -87,7 +87,10 @@ impl TopNSpec {
         if self.order.is_empty() {
             return Err("a Top-N needs an ORDER BY column".into());
         }
-        let columns = self.partition_key.iter().chain(self.order.iter().map(|f| &f.column));
+        let columns = self
+            .partition_key
+            .iter()
+            .chain(self.order.iter().map(|f| &f.column));
         for &c in columns {
             if c >= self.arity {
                 return Err(format!(
@@ -155,7 +158,7 @@ pub fn flatten(rows: &[Row]) -> Row {
 /// The rows of a state row made by [`flatten`]; `None` when its length is
 /// not a multiple of `arity`.
 pub fn unflatten(flat: &[Value], arity: usize) -> Option<Vec<Row>> {
-    if arity == 0 || flat.len() % arity != 0 {
+    if arity == 0 || !flat.len().is_multiple_of(arity) {
         return None;
     }
     Some(flat.chunks(arity).map(<[Value]>::to_vec).collect())

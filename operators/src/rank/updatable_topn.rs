@@ -44,8 +44,7 @@ impl Partition {
     }
 
     fn find(&self, spec: &TopNSpec, key: &[Value]) -> Result<usize, usize> {
-        self.entries
-            .binary_search_by(|(k, _)| spec.compare(k, key))
+        self.entries.binary_search_by(|(k, _)| spec.compare(k, key))
     }
 
     /// Adds `row_key` last under `sort_key`; returns its inner rank.
@@ -74,7 +73,12 @@ impl Partition {
     }
 
     /// The rank and inner rank of `row_key` under `sort_key`.
-    fn row_number(&self, spec: &TopNSpec, sort_key: &[Value], row_key: &[Value]) -> Option<(u64, u64)> {
+    fn row_number(
+        &self,
+        spec: &TopNSpec,
+        sort_key: &[Value],
+        row_key: &[Value],
+    ) -> Option<(u64, u64)> {
         let mut rank = 1u64;
         for (k, keys) in &self.entries {
             if spec.compare(k, sort_key) == Ordering::Equal {
@@ -135,7 +139,12 @@ impl UpdatableTopN {
             (cache_size / spec.rank_end).max(1) as usize
         };
         Ok(UpdatableTopN {
-            data: backend.map_state(scope, "data-state-with-update", row_key.len(), spec.arity + 1)?,
+            data: backend.map_state(
+                scope,
+                "data-state-with-update",
+                row_key.len(),
+                spec.arity + 1,
+            )?,
             spec,
             row_key,
             cache: hashbrown::HashMap::new(),
@@ -229,7 +238,12 @@ impl UpdatableTopN {
         r
     }
 
-    fn without_rank_number(&mut self, p: &mut Partition, row: Row, out: &mut Vec<Change>) -> OpResult<()> {
+    fn without_rank_number(
+        &mut self,
+        p: &mut Partition,
+        row: Row,
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
         let sort_key = self.spec.sort_key(&row);
         let row_key: Row = self.row_key.iter().map(|&i| row[i].clone()).collect();
         if let Some((old_row, old_inner)) = p.rows.get(&row_key).cloned() {
@@ -280,7 +294,12 @@ impl UpdatableTopN {
         Ok(())
     }
 
-    fn with_rank_number(&mut self, p: &mut Partition, row: Row, out: &mut Vec<Change>) -> OpResult<()> {
+    fn with_rank_number(
+        &mut self,
+        p: &mut Partition,
+        row: Row,
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
         let sort_key = self.spec.sort_key(&row);
         let row_key: Row = self.row_key.iter().map(|&i| row[i].clone()).collect();
         if let Some((old_row, _)) = p.rows.get(&row_key).cloned() {
@@ -309,7 +328,13 @@ impl UpdatableTopN {
             self.store(&row_key, &row, inner)?;
             self.update_inner_ranks(p, &old_sort_key)?;
             if compare == Ordering::Less {
-                self.emit(p, &sort_key, &row, Some((&old_sort_key, &old_row, old_rank)), out)?;
+                self.emit(
+                    p,
+                    &sort_key,
+                    &row,
+                    Some((&old_sort_key, &old_row, old_rank)),
+                    out,
+                )?;
             } else {
                 // The order moved the row down, against what the planner
                 // proved (state expired upstream): emitted as Flink's
@@ -455,7 +480,12 @@ impl UpdatableTopN {
 }
 
 impl Operator for UpdatableTopN {
-    fn process(&mut self, _input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()> {
+    fn process(
+        &mut self,
+        _input: usize,
+        batch: Vec<Change>,
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
         for c in batch {
             match c.kind {
                 RowKind::Insert | RowKind::UpdateAfter => {}

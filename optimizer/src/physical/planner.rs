@@ -111,9 +111,11 @@ fn monotonic_unique_key(
     // The aggregate, and where each of the input's columns comes from in
     // its output (through a projection of plain columns).
     let (group_by, aggs, columns): (&[usize], &[AggCall], Vec<Option<usize>>) = match input {
-        LogicalPlan::Aggregate { group_by, aggs, .. } => {
-            (group_by, aggs, (0..group_by.len() + aggs.len()).map(Some).collect())
-        }
+        LogicalPlan::Aggregate { group_by, aggs, .. } => (
+            group_by,
+            aggs,
+            (0..group_by.len() + aggs.len()).map(Some).collect(),
+        ),
         LogicalPlan::Project { input, exprs, .. } => match input.as_ref() {
             LogicalPlan::Aggregate { group_by, aggs, .. } => (
                 group_by,

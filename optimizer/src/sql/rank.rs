@@ -149,7 +149,15 @@ fn conjuncts(e: &ast::Expr, out: &mut Vec<ast::Expr>) {
             conjuncts(left, out);
             conjuncts(right, out);
         }
-        ast::Expr::Nested(inner) if matches!(inner.as_ref(), ast::Expr::BinaryOp { op: ast::BinaryOperator::And, .. }) => {
+        ast::Expr::Nested(inner)
+            if matches!(
+                inner.as_ref(),
+                ast::Expr::BinaryOp {
+                    op: ast::BinaryOperator::And,
+                    ..
+                }
+            ) =>
+        {
             conjuncts(inner, out)
         }
         other => out.push(other.clone()),

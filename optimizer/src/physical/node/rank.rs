@@ -51,7 +51,10 @@ impl RankStrategy {
             RankStrategy::AppendFast => "AppendFastStrategy".into(),
             RankStrategy::UpdateFast(key) => format!(
                 "UpdateFastStrategy[{}]",
-                key.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",")
+                key.iter()
+                    .map(|k| k.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
             ),
             RankStrategy::Retract => "RetractStrategy".into(),
         }
