@@ -129,9 +129,9 @@ fn bounds(w: &ast::Expr, rn: &str) -> Option<(Option<i64>, Option<i64>)> {
             match op {
                 Op::Eq => Some((Some(n), Some(n))),
                 Op::LtEq => Some((None, Some(n))),
-                Op::Lt => Some((None, Some(n - 1))),
+                Op::Lt => Some((None, Some(n.saturating_sub(1)))),
                 Op::GtEq => Some((Some(n), None)),
-                Op::Gt => Some((Some(n + 1), None)),
+                Op::Gt => Some((Some(n.saturating_add(1)), None)),
                 _ => None,
             }
         }
