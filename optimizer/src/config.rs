@@ -40,6 +40,7 @@ pub const EMIT_EARLY_FIRE_ENABLED: &str = "table.exec.emit.early-fire.enabled";
 pub const EMIT_EARLY_FIRE_DELAY: &str = "table.exec.emit.early-fire.delay";
 pub const EMIT_LATE_FIRE_ENABLED: &str = "table.exec.emit.late-fire.enabled";
 pub const EMIT_LATE_FIRE_DELAY: &str = "table.exec.emit.late-fire.delay";
+pub const RANK_TOPN_CACHE_SIZE: &str = "table.exec.rank.topn-cache-size";
 pub const ASYNC_STATE_ENABLED: &str = "table.exec.async-state.enabled";
 pub const SINK_UPSERT_MATERIALIZE: &str = "table.exec.sink.upsert-materialize";
 pub const PARALLELISM_DEFAULT: &str = "parallelism.default";
@@ -230,6 +231,14 @@ static KEYS: &[KeyInfo] = &[
         ValueType::Long { min: Some(1) },
         "10000",
         "Entries of the delta join's cache of right-side lookups.",
+    ),
+    key(
+        RANK_TOPN_CACHE_SIZE,
+        ValueType::Long { min: Some(1) },
+        "10000",
+        "Rows of a Top-N's heap cache (append-only and updatable \
+         strategies): cache size / N partitions are kept, the rest are read \
+         from state.",
     ),
     key(
         STATE_TTL,
@@ -855,6 +864,11 @@ impl Config {
     /// `table.exec.delta-join.right.cache-size` (>= 1).
     pub fn delta_join_right_cache_size(&self) -> usize {
         self.int(DELTA_JOIN_RIGHT_CACHE_SIZE) as usize
+    }
+
+    /// `table.exec.rank.topn-cache-size` (>= 1).
+    pub fn rank_topn_cache_size(&self) -> u64 {
+        self.int(RANK_TOPN_CACHE_SIZE) as u64
     }
 
     /// `table.exec.state.ttl` (zero = state never expires).

@@ -266,6 +266,21 @@ pub enum LogicalPlan {
         /// The row number's name (`rn`), for the plan's AST.
         row_number: String,
     },
+    /// `ROW_NUMBER() OVER (PARTITION BY partition_by ORDER BY order)` kept
+    /// where it is in `rank_start..=rank_end` (a Top-N): the input's
+    /// columns, then the row number (BIGINT) when the query selects it.
+    /// Rows with equal sort keys are numbered in the order they came.
+    Rank {
+        input: Box<LogicalPlan>,
+        partition_by: Vec<usize>,
+        order: Vec<operators::rank::topn::SortField>,
+        rank_start: u64,
+        rank_end: u64,
+        output_rank_number: bool,
+        /// The row number's name (`rn`).
+        row_number: String,
+        schema: Schema,
+    },
     /// Output: the group columns in order, then one column per call.
     Aggregate {
         input: Box<LogicalPlan>,
@@ -284,6 +299,7 @@ impl LogicalPlan {
             | LogicalPlan::Join { schema, .. }
             | LogicalPlan::WindowTvf { schema, .. }
             | LogicalPlan::Union { schema, .. }
+            | LogicalPlan::Rank { schema, .. }
             | LogicalPlan::Aggregate { schema, .. } => schema,
             LogicalPlan::Filter { input, .. } | LogicalPlan::Deduplicate { input, .. } => {
                 input.schema()
@@ -317,6 +333,7 @@ impl LogicalPlan {
             | LogicalPlan::Project { input, .. }
             | LogicalPlan::WindowTvf { input, .. }
             | LogicalPlan::Deduplicate { input, .. }
+            | LogicalPlan::Rank { input, .. }
             | LogicalPlan::Aggregate { input, .. } => vec![input],
             LogicalPlan::Join { left, right, .. } | LogicalPlan::Union { left, right, .. } => {
                 vec![left, right]

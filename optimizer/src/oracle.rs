@@ -162,6 +162,21 @@ pub fn evaluate_event_time(
             };
             deduplicate(rows, key, *keep, *order)
         }
+        LogicalPlan::Rank {
+            input,
+            partition_by,
+            order,
+            rank_start,
+            rank_end,
+            output_rank_number,
+            ..
+        } => top_n(
+            eval(input),
+            partition_by,
+            order,
+            (*rank_start, *rank_end),
+            *output_rank_number,
+        ),
         LogicalPlan::Filter { input, predicate } => eval(input)
             .into_iter()
             .filter(|row| predicate.is_true(row))
@@ -411,6 +426,58 @@ fn deduplicate(
     for (_, row) in numbered {
         let k: Vec<Value> = key.iter().map(|&i| row[i].clone()).collect();
         if seen.insert(k, ()).is_none() {
+            out.push(row);
+        }
+    }
+    out
+}
+
+/// `ROW_NUMBER()` kept in `range` per partition: rows sorted stably by
+/// `order` (ascending NULL first, descending NULL last), so rows with equal
+/// sort keys keep the order they came in. That is the streaming Top-N's
+/// numbering for an insert-only input; over an updating input, rows with
+/// equal sort keys are numbered by their history, so compare such inputs
+/// with sort keys unique per partition.
+fn top_n(
+    rows: Vec<Row>,
+    partition_by: &[usize],
+    order: &[operators::rank::topn::SortField],
+    (start, end): (u64, u64),
+    output_rank_number: bool,
+) -> Vec<Row> {
+    let mut partitions: HashMap<Vec<Value>, Vec<Row>> = HashMap::new();
+    let mut keys = Vec::new();
+    for row in rows {
+        let k: Vec<Value> = partition_by.iter().map(|&i| row[i].clone()).collect();
+        partitions
+            .entry(k.clone())
+            .or_insert_with(|| {
+                keys.push(k);
+                Vec::new()
+            })
+            .push(row);
+    }
+    let mut out = Vec::new();
+    for k in keys {
+        let mut rows = partitions.remove(&k).unwrap_or_default();
+        rows.sort_by(|a, b| {
+            for f in order {
+                let o = a[f.column].total_cmp(&b[f.column]);
+                let o = if f.descending { o.reverse() } else { o };
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+        for (i, mut row) in rows.into_iter().enumerate() {
+            let rank = i as u64 + 1;
+            if rank < start || rank > end {
+                continue;
+            }
+            if output_rank_number {
+                row.push(Value::Int(rank as i64));
+            }
             out.push(row);
         }
     }

@@ -570,3 +570,49 @@ fn the_largest_plan_loads_explains_and_runs_on_a_test_thread() {
         "{err}"
     );
 }
+
+#[test]
+fn a_top_n_outside_its_input_or_strategy_is_refused() {
+    let sink = "CREATE TABLE ranked (k INT, x INT, rn BIGINT) WITH ('connector' = 'blackhole');\n";
+    let top = |t: &str| {
+        format!(
+            "INSERT INTO ranked SELECT * FROM (SELECT k, x, ROW_NUMBER() OVER (PARTITION BY k ORDER BY x DESC) AS rn FROM {t}) WHERE rn <= 2"
+        )
+    };
+    let insert_only = top("c");
+    refused(
+        plan(sink, &insert_only),
+        "stream-exec-rank_1",
+        "/spec/kind/Rank/partition_key/0",
+        json!(7),
+        "nodes[{n}].spec.kind.Rank.partition_key",
+        "column 7 does not exist",
+    );
+    refused(
+        plan(sink, &insert_only),
+        "stream-exec-rank_1",
+        "/spec/kind/Rank/order/0/column",
+        json!(5),
+        "nodes[{n}].spec.kind.Rank.order",
+        "column 5 does not exist",
+    );
+    refused(
+        plan(sink, &insert_only),
+        "stream-exec-rank_1",
+        "/spec/kind/Rank/rank_end",
+        json!(0),
+        "nodes[{n}].spec.kind.Rank.rank_end",
+        "the rank range 1..=0 is empty",
+    );
+    // Over an updating input (a's changelog) the append-only strategy
+    // would drop its retractions.
+    let updating = "INSERT INTO ranked SELECT * FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM a) WHERE rn <= 2";
+    refused(
+        plan(sink, updating),
+        "stream-exec-rank_1",
+        "/spec/kind/Rank/strategy",
+        json!("AppendFast"),
+        "nodes[{n}].spec.kind.Rank.strategy",
+        "AppendFastStrategy takes an insert-only input",
+    );
+}

@@ -68,6 +68,7 @@ fn entries_list_every_key_in_canonical_text() {
         ("table.exec.delta-join.cache-enabled", "true"),
         ("table.exec.delta-join.left.cache-size", "10000"),
         ("table.exec.delta-join.right.cache-size", "10000"),
+        ("table.exec.rank.topn-cache-size", "10000"),
         ("table.exec.state.ttl", "0 ms"),
         ("table.exec.emit.allow-lateness", "0 ms"),
         ("table.exec.emit.early-fire.enabled", "false"),
@@ -116,7 +117,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 41);
+    assert_eq!(keys.len(), 42);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(

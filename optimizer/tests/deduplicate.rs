@@ -235,19 +235,15 @@ fn what_is_not_a_deduplication_is_refused_where_it_is() {
     let cases = [
         (
             q("INSERT INTO first_pt SELECT k, v, ts FROM (\n  SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt) AS rn FROM ev\n) WHERE rn <= 3;"),
-            "Top-N (rn <= 3) is not supported yet",
+            "a Top-N ordered by the PROCTIME() column 'pt' is not supported",
         ),
         (
             q("INSERT INTO first_pt SELECT k, v, rn FROM (\n  SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt) AS rn FROM ev\n) WHERE rn = 1;"),
-            "selecting the row number 'rn' (or *) is a Rank",
-        ),
-        (
-            q("INSERT INTO first_pt SELECT k, v, ts FROM (\n  SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM ev\n) WHERE rn = 1;"),
-            "ROW_NUMBER() ordered by 'v', which is not a time attribute, is a Top-N",
+            "a Top-N ordered by the PROCTIME() column 'pt' is not supported",
         ),
         (
             q("INSERT INTO first_pt SELECT k, v, ts FROM (\n  SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt) AS rn FROM ev\n) WHERE v > 1;"),
-            "ROW_NUMBER() is supported when the outer query keeps only `WHERE rn = 1`",
+            "ROW_NUMBER() needs an upper bound on 'rn' in the outer WHERE",
         ),
     ];
     for (sql, want) in cases {
@@ -255,6 +251,15 @@ fn what_is_not_a_deduplication_is_refused_where_it_is() {
         assert!(err.contains(want), "{err}\nwanted: {want}");
         assert!(err.contains("line "), "{err}");
     }
+    // Ordered by a plain column, `rn = 1` is a Top-1 (a Rank), as in Flink.
+    let sql = format!(
+        "{DDL}EXPLAIN INSERT INTO first_pt SELECT k, v, ts FROM (\n  SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM ev\n) WHERE rn = 1;"
+    );
+    let text = explain_script(&sql, &[]).unwrap();
+    assert!(
+        text.contains("Rank(strategy=[AppendFastStrategy], rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=1], partitionBy=[k], orderBy=[v ASC]"),
+        "{text}"
+    );
 }
 
 fn sorted(mut rows: Vec<Row>) -> Vec<Row> {

@@ -161,6 +161,11 @@ fn q7_highest_bid() {
 }
 
 #[test]
+fn q19_auction_top_10_by_price() {
+    check_all("q19");
+}
+
+#[test]
 fn q20_expand_bid_with_auction() {
     check_all("q20");
 }

@@ -21,6 +21,7 @@ use super::node::calc;
 use super::node::deduplicate::Deduplicate;
 use super::node::group_aggregate::GroupAggregate;
 use super::node::join::{Join, JoinHints};
+use super::node::rank::{Rank, RankSettings};
 use super::node::source::Source;
 use super::node::union::Union;
 use super::node::window_aggregate::WindowAggregate;
@@ -39,6 +40,7 @@ use operators::expr::Expr;
 use operators::join::JoinStateLayout;
 use operators::join::JoinType;
 use operators::rank::deduplicate::{DedupOrder, Keep};
+use operators::rank::topn::SortField;
 use operators::value::DataType;
 
 /// Plans `INSERT INTO sink <query>`.
@@ -97,6 +99,66 @@ fn scan_alias(plan: &LogicalPlan) -> Option<String> {
         LogicalPlan::Scan { alias, .. } => Some(alias.to_lowercase()),
         _ => None,
     }
+}
+
+/// The unique key of a Top-N's input when every sort column only moves a
+/// row up (Flink's condition for `UpdateFastStrategy`, from its
+/// `FlinkRelMdModifiedMonotonicity`): the input is a group aggregate over
+/// an insert-only input, and each sort column is a group column
+/// (constant), or a `COUNT` or `MAX` (increasing) sorted descending, or a
+/// `MIN` (decreasing) sorted ascending. `SUM` may fall, so it is not.
+fn monotonic_unique_key(
+    input: &LogicalPlan,
+    node: &PhysicalNode,
+    order: &[SortField],
+) -> Option<Vec<usize>> {
+    // The aggregate, and where each of the input's columns comes from in
+    // its output (through a projection of plain columns).
+    let (group_by, aggs, columns): (&[usize], &[AggCall], Vec<Option<usize>>) = match input {
+        LogicalPlan::Aggregate { group_by, aggs, .. } => (
+            group_by,
+            aggs,
+            (0..group_by.len() + aggs.len()).map(Some).collect(),
+        ),
+        LogicalPlan::Project { input, exprs, .. } => match input.as_ref() {
+            LogicalPlan::Aggregate { group_by, aggs, .. } => (
+                group_by,
+                aggs,
+                exprs
+                    .iter()
+                    .map(|e| match e {
+                        Expr::Column(c) => Some(*c),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    // The aggregate's input must be insert-only.
+    let mut reads = node;
+    while reads.inputs.len() == 1 && !reads.inputs[0].is_insert_only() {
+        reads = &reads.inputs[0];
+    }
+    if node.is_insert_only() || reads.inputs.len() != 1 {
+        return None;
+    }
+    let groups = group_by.len();
+    let monotonic = order.iter().all(|f| {
+        let Some(Some(c)) = columns.get(f.column) else {
+            return false;
+        };
+        if *c < groups {
+            return true;
+        }
+        match aggs.get(c - groups).map(|a| a.func) {
+            Some(AggFunc::Count | AggFunc::CountStar | AggFunc::Max) => f.descending,
+            Some(AggFunc::Min) => !f.descending,
+            _ => false,
+        }
+    });
+    monotonic.then(|| node.unique_key.clone()).flatten()
 }
 
 /// The physical node of each logical node, inputs first.
@@ -188,6 +250,32 @@ fn translate(
                 config.mini_batch().map(|m| m.size),
                 ttl,
                 config.parallelism(),
+            )
+        }
+        LogicalPlan::Rank {
+            input,
+            partition_by,
+            order,
+            rank_start,
+            rank_end,
+            output_rank_number,
+            ..
+        } => {
+            let child = translate(input, catalog, config)?;
+            let monotonic_unique_key = monotonic_unique_key(input, &child, order);
+            Rank::over(
+                child,
+                RankSettings {
+                    partition_key: partition_by.clone(),
+                    order: order.clone(),
+                    rank_start: *rank_start,
+                    rank_end: *rank_end,
+                    output_rank_number: *output_rank_number,
+                    cache_size: config.rank_topn_cache_size(),
+                    ttl: state_ttl::ttl_for(None, &[], config),
+                    parallelism: config.parallelism(),
+                    monotonic_unique_key,
+                },
             )
         }
         LogicalPlan::Aggregate {

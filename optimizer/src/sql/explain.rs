@@ -121,6 +121,27 @@ fn node(plan: &LogicalPlan, depth: usize, out: &mut String) {
         LogicalPlan::Union { schema, .. } => {
             format!("Union(all=[true], fields=[{}])", names(schema))
         }
+        LogicalPlan::Rank {
+            partition_by,
+            order,
+            rank_start,
+            rank_end,
+            schema,
+            ..
+        } => format!(
+            "Rank(partitionBy=[{}], orderBy=[{}], rankRange=[{rank_start}, {rank_end}], fields=[{}])",
+            partition_by
+                .iter()
+                .map(|k| format!("${k}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            order
+                .iter()
+                .map(|f| format!("${}{}", f.column, if f.descending { " DESC" } else { "" }))
+                .collect::<Vec<_>>()
+                .join(", "),
+            names(schema)
+        ),
         LogicalPlan::Join {
             kind,
             left_keys,

@@ -260,8 +260,7 @@ impl<'a> QueryBinder<'a> {
         let (mut plan, mut fields) = match &row_number {
             Some(q) => {
                 let (plan, fields) = self.bind_factor(&q.factor, &hints, &mut names)?;
-                let plan = super::rank::bind_deduplicate(q, plan, &fields, self.catalog)?;
-                (plan, fields)
+                super::rank::bind_row_number(q, plan, &fields, self.catalog)?
             }
             None => self.bind_table_with_joins(from, &hints, &mut names)?,
         };
@@ -277,8 +276,12 @@ impl<'a> QueryBinder<'a> {
             relations: names,
         };
 
-        // A deduplication's WHERE (rn = 1) is the Deduplicate itself.
-        let selection = s.selection.as_ref().filter(|_| row_number.is_none());
+        // A row number's bounds (rn = 1, rn <= N) are the Deduplicate or
+        // the Rank itself; the rest of the WHERE applies after them.
+        let selection = match &row_number {
+            Some(q) => q.residual.as_ref(),
+            None => s.selection.as_ref(),
+        };
         if let Some(w) = selection {
             let t = Ctx::plain(&scope, "WHERE").bind_predicate(w)?;
             if comma_inputs.is_empty() {

@@ -136,6 +136,71 @@ fn node(plan: &LogicalPlan) -> Line {
                 }],
             }
         }
+        LogicalPlan::Rank {
+            input,
+            partition_by,
+            order,
+            rank_start,
+            rank_end,
+            output_rank_number,
+            row_number,
+            schema,
+        } => {
+            // As Flink's AST shows it: the row number over the input, kept
+            // in its range, then the selected columns.
+            let n = width(input);
+            let mut items: Vec<String> = unique_names(input.schema())
+                .iter()
+                .enumerate()
+                .map(|(i, name)| format!("{name}=[${i}]"))
+                .collect();
+            let keys: Vec<String> = partition_by.iter().map(|k| format!("${k}")).collect();
+            let partition = if keys.is_empty() {
+                String::new()
+            } else {
+                format!("PARTITION BY {} ", keys.join(", "))
+            };
+            let order: Vec<String> = order
+                .iter()
+                .map(|f| {
+                    // Flink sorts NULL first ascending, which Calcite prints.
+                    let direction = if f.descending {
+                        " DESC NULLS LAST"
+                    } else {
+                        " NULLS FIRST"
+                    };
+                    format!("${}{direction}", f.column)
+                })
+                .collect();
+            items.push(format!(
+                "{row_number}=[ROW_NUMBER() OVER ({partition}ORDER BY {})]",
+                order.join(", ")
+            ));
+            let condition = if *rank_start == 1 {
+                format!("<=(${n}, {rank_end})")
+            } else {
+                format!("AND(>=(${n}, {rank_start}), <=(${n}, {rank_end}))")
+            };
+            let filtered = Line {
+                text: format!("LogicalFilter(condition=[{condition}])"),
+                inputs: vec![Line {
+                    text: format!("LogicalProject({})", items.join(", ")),
+                    inputs: vec![node(input)],
+                }],
+            };
+            let mut kept: Vec<String> = unique_names(input.schema())
+                .iter()
+                .enumerate()
+                .map(|(i, name)| format!("{name}=[${i}]"))
+                .collect();
+            if *output_rank_number {
+                kept.push(format!("{}=[${n}]", schema.fields[n].name));
+            }
+            Line {
+                text: format!("LogicalProject({})", kept.join(", ")),
+                inputs: vec![filtered],
+            }
+        }
         LogicalPlan::Filter { input, predicate } => Line {
             text: format!(
                 "LogicalFilter(condition=[{}])",

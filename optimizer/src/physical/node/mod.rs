@@ -46,6 +46,7 @@ pub mod join;
 pub mod local_group_aggregate;
 pub mod local_window_aggregate;
 pub mod multi_join;
+pub mod rank;
 pub mod sink_materializer;
 pub mod source;
 pub mod union;
@@ -263,6 +264,7 @@ node_kinds! {
     Union(union::Union),
     Deduplicate(deduplicate::Deduplicate),
     WindowDeduplicate(window_deduplicate::WindowDeduplicate),
+    Rank(rank::Rank),
 }
 
 impl NodeKind {
