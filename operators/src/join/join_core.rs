@@ -31,6 +31,9 @@ pub(crate) struct JoinCore {
     /// Per matched row of the current scan: (matches the retraction,
     /// matches the accumulate).
     flags: Vec<(bool, bool)>,
+    /// The other side's matching rows of the current record, kept from
+    /// record to record so their buffers are reused.
+    found: Vec<Stored>,
     /// Other-side rows scanned.
     pub(crate) rows_visited: u64,
     /// NULL-padded rows a pair did not emit.
@@ -63,6 +66,7 @@ impl JoinCore {
             sides: [left, right],
             joined_buf: Vec::new(),
             flags: Vec::new(),
+            found: Vec::new(),
             rows_visited: 0,
             suppressed_rows: 0,
         })
@@ -112,8 +116,9 @@ impl JoinCore {
 
         let flags = &mut self.flags;
         flags.clear();
-        let matches: Vec<Stored> = if key.iter().any(Value::is_null) {
-            Vec::new()
+        let mut matches = std::mem::take(&mut self.found);
+        if key.iter().any(Value::is_null) {
+            matches.clear();
         } else {
             let residual = self.spec.residual.as_ref();
             let buf = &mut self.joined_buf;
@@ -132,16 +137,20 @@ impl JoinCore {
                     p.is_true(buf)
                 }
             };
-            self.sides[1 - side].matches(key, |other| {
-                *visited += 1;
-                let o = old.is_some_and(|c| holds(&c.row, other));
-                let n = new.is_some_and(|c| holds(&c.row, other));
-                if paired && (o || n) {
-                    flags.push((o, n));
-                }
-                o || n
-            })?
-        };
+            self.sides[1 - side].matches_into(
+                key,
+                |other| {
+                    *visited += 1;
+                    let o = old.is_some_and(|c| holds(&c.row, other));
+                    let n = new.is_some_and(|c| holds(&c.row, other));
+                    if paired && (o || n) {
+                        flags.push((o, n));
+                    }
+                    o || n
+                },
+                &mut matches,
+            )?;
+        }
         // A single record matches each returned row; only a pair needs
         // to know which of its two rows matched which.
         let flags = std::mem::take(&mut self.flags);
@@ -231,6 +240,7 @@ impl JoinCore {
             self.sides[side].add(key, &new.row, associations)?;
         }
         self.flags = flags;
+        self.found = matches;
         Ok(())
     }
 }

@@ -56,6 +56,9 @@ pub struct JoinSideState {
     outer: bool,
     arity: usize,
     store: Store,
+    /// The unique key of the row at hand (`HasUniqueKey`), reused from
+    /// record to record rather than allocated for each.
+    ukey: Row,
 }
 
 impl JoinSideState {
@@ -84,6 +87,7 @@ impl JoinSideState {
             outer,
             arity,
             store,
+            ukey: Row::new(),
         })
     }
 
@@ -102,11 +106,41 @@ impl JoinSideState {
     pub fn matches(
         &mut self,
         key: &[Value],
-        mut keep: impl FnMut(&[Value]) -> bool,
+        keep: impl FnMut(&[Value]) -> bool,
     ) -> OpResult<Vec<Stored>> {
+        let mut found = Vec::new();
+        self.matches_into(key, keep, &mut found)?;
+        Ok(found)
+    }
+
+    /// [`JoinSideState::matches`] into `found`, whose rows' buffers are
+    /// reused: a caller that keeps `found` from record to record copies
+    /// matched rows into buffers it already has instead of allocating one
+    /// per match.
+    pub fn matches_into(
+        &mut self,
+        key: &[Value],
+        mut keep: impl FnMut(&[Value]) -> bool,
+        found: &mut Vec<Stored>,
+    ) -> OpResult<()> {
         let arity = self.arity;
         let outer = self.outer;
-        let mut found = Vec::new();
+        let mut n = 0;
+        let mut push = |row: &[Value], count: i64, associations: i64| {
+            if n == found.len() {
+                found.push(Stored {
+                    row: Row::with_capacity(row.len()),
+                    count: 0,
+                    associations: 0,
+                });
+            }
+            let s = &mut found[n];
+            s.row.clear();
+            s.row.extend_from_slice(row);
+            s.count = count;
+            s.associations = associations;
+            n += 1;
+        };
         match (&mut self.store, &self.layout) {
             (Store::Value(s), _) => {
                 if let Some(v) = s.get(key)? {
@@ -116,40 +150,30 @@ impl JoinSideState {
                         } else {
                             0
                         };
-                        let mut row = v;
-                        row.truncate(arity);
-                        found.push(Stored {
-                            row,
-                            count: 1,
-                            associations,
-                        });
+                        push(&v[..arity], 1, associations);
                     }
                 }
             }
             (Store::Map(s), JoinStateLayout::HasUniqueKey(_)) => s.for_each(key, |_, v| {
                 if keep(&v[..arity]) {
-                    found.push(Stored {
-                        row: v[..arity].to_vec(),
-                        count: 1,
-                        associations: if outer {
-                            v[arity].as_int().unwrap_or(0)
-                        } else {
-                            0
-                        },
-                    });
+                    let associations = if outer {
+                        v[arity].as_int().unwrap_or(0)
+                    } else {
+                        0
+                    };
+                    push(&v[..arity], 1, associations);
                 }
             })?,
             (Store::Map(s), _) => s.for_each(key, |row, v| {
                 if keep(row) {
-                    found.push(Stored {
-                        row: row.to_vec(),
-                        count: v[0].as_int().unwrap_or(0),
-                        associations: if outer { v[1].as_int().unwrap_or(0) } else { 0 },
-                    });
+                    let count = v[0].as_int().unwrap_or(0);
+                    let associations = if outer { v[1].as_int().unwrap_or(0) } else { 0 };
+                    push(row, count, associations);
                 }
             })?,
         }
-        Ok(found)
+        found.truncate(n);
+        Ok(())
     }
 
     /// Adds one copy of `row` (with its associations, on an outer side).
@@ -165,8 +189,8 @@ impl JoinSideState {
         match (&mut self.store, &self.layout) {
             (Store::Value(s), _) => s.put(key, with_assoc(row))?,
             (Store::Map(s), JoinStateLayout::HasUniqueKey(uk)) => {
-                let ukey: Row = uk.iter().map(|&i| row[i].clone()).collect();
-                s.put(key, &ukey, with_assoc(row))?
+                fill_unique_key(&mut self.ukey, uk, row);
+                s.put(key, &self.ukey, with_assoc(row))?
             }
             (Store::Map(s), _) => s.modify(key, row, |slot| {
                 let count = slot.as_ref().and_then(|v| v[0].as_int()).unwrap_or(0) + 1;
@@ -185,8 +209,8 @@ impl JoinSideState {
         match (&mut self.store, &self.layout) {
             (Store::Value(s), _) => s.delete(key)?,
             (Store::Map(s), JoinStateLayout::HasUniqueKey(uk)) => {
-                let ukey: Row = uk.iter().map(|&i| row[i].clone()).collect();
-                s.delete(key, &ukey)?
+                fill_unique_key(&mut self.ukey, uk, row);
+                s.delete(key, &self.ukey)?
             }
             (Store::Map(s), _) => s.modify(key, row, |slot| {
                 if let Some(v) = slot {
@@ -217,8 +241,8 @@ impl JoinSideState {
                 }
             })?,
             (Store::Map(s), JoinStateLayout::HasUniqueKey(uk)) => {
-                let ukey: Row = uk.iter().map(|&i| row[i].clone()).collect();
-                s.modify(key, &ukey, |slot| {
+                fill_unique_key(&mut self.ukey, uk, row);
+                s.modify(key, &self.ukey, |slot| {
                     if let Some(v) = slot {
                         v[arity] = Value::Int(associations);
                     }
@@ -232,4 +256,11 @@ impl JoinSideState {
         }
         Ok(())
     }
+}
+
+/// `buf` becomes the values of `row` at positions `uk`.
+#[inline]
+fn fill_unique_key(buf: &mut Row, uk: &[usize], row: &[Value]) {
+    buf.clear();
+    buf.extend(uk.iter().map(|&i| row[i].clone()));
 }

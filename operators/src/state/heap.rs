@@ -864,9 +864,96 @@ impl HeapValueState {
     }
 }
 
+/// One key's entries of a [`HeapMapState`]. Most keys of a join's state
+/// hold a single row (a key's only row replaced, a row and its NULL-padded
+/// form taking turns), so one pair is kept without a table of its own: no
+/// table allocated and freed per key. A key that ever holds two gets a
+/// table and keeps it while it has entries, so iteration is the table's
+/// order, as it was before any key stayed single.
+enum Entries {
+    One(Row, Row),
+    Many(Map<Row, Row>),
+}
+
+impl Entries {
+    #[inline]
+    fn get(&self, ukey: &[Value]) -> Option<&Row> {
+        match self {
+            Entries::One(k, v) => (k[..] == *ukey).then_some(v),
+            Entries::Many(m) => m.get(ukey),
+        }
+    }
+
+    #[inline]
+    fn get_mut(&mut self, ukey: &[Value]) -> Option<&mut Row> {
+        match self {
+            Entries::One(k, v) => (k[..] == *ukey).then_some(v),
+            Entries::Many(m) => m.get_mut(ukey),
+        }
+    }
+
+    /// Adds an entry for `ukey`, which has none.
+    fn insert(&mut self, ukey: Row, value: Row) {
+        match self {
+            Entries::Many(m) => {
+                m.insert(ukey, value);
+            }
+            Entries::One(..) => {
+                let mut m = new_map();
+                if let Entries::One(k, v) = std::mem::replace(self, Entries::Many(new_map())) {
+                    m.insert(k, v);
+                }
+                m.insert(ukey, value);
+                *self = Entries::Many(m);
+            }
+        }
+    }
+
+    /// Removes `ukey`'s entry; a single entry leaves an empty table
+    /// (which allocates nothing), so [`Entries::is_empty`] then holds.
+    #[inline]
+    fn remove(&mut self, ukey: &[Value]) -> Option<Row> {
+        match self {
+            Entries::One(k, _) if k[..] == *ukey => {
+                match std::mem::replace(self, Entries::Many(new_map())) {
+                    Entries::One(_, v) => Some(v),
+                    Entries::Many(_) => None,
+                }
+            }
+            Entries::One(..) => None,
+            Entries::Many(m) => m.remove(ukey),
+        }
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        matches!(self, Entries::Many(m) if m.is_empty())
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        match self {
+            Entries::One(..) => 1,
+            Entries::Many(m) => m.len(),
+        }
+    }
+
+    #[inline]
+    fn for_each(&self, mut f: impl FnMut(&[Value], &[Value])) {
+        match self {
+            Entries::One(k, v) => f(k, v),
+            Entries::Many(m) => {
+                for (k, v) in m {
+                    f(k, v);
+                }
+            }
+        }
+    }
+}
+
 pub struct HeapMapState {
     name: String,
-    map: Map<Row, Map<Row, Row>>,
+    map: Map<Row, Entries>,
     pub metrics: StateMetrics,
 }
 
@@ -936,9 +1023,18 @@ impl HeapMapState {
             m.reads += 1;
         }
         let prefix = (row_len(key) + row_len(ukey)) as i64;
-        let inner = match self.map.get_mut(key) {
-            Some(inner) => inner,
-            None => self.map.entry(key.to_vec()).or_insert_with(new_map),
+        let Some(inner) = self.map.get_mut(key) else {
+            // A new key: its first entry needs no table.
+            let mut slot = None;
+            let r = f(&mut slot);
+            if let Some(new) = slot {
+                m.writes += 1;
+                m.entries += 1;
+                m.logical_bytes += prefix + row_len(&new) as i64;
+                self.map
+                    .insert(key.to_vec(), Entries::One(ukey.to_vec(), new));
+            }
+            return Ok(r);
         };
         let r = match inner.get_mut(ukey) {
             Some(v) => {
@@ -981,14 +1077,12 @@ impl HeapMapState {
     pub fn for_each(
         &mut self,
         key: &[Value],
-        mut f: impl FnMut(&[Value], &[Value]),
+        f: impl FnMut(&[Value], &[Value]),
     ) -> StateResult<()> {
         match self.map.get(key) {
             Some(inner) => {
                 self.metrics.reads += inner.len().max(1) as u64;
-                for (k, v) in inner {
-                    f(k, v);
-                }
+                inner.for_each(f);
             }
             None => self.metrics.reads += 1,
         }
