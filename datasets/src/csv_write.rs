@@ -24,8 +24,11 @@
 //!   that outlives the process; each checkpoint commits a prefix of it
 //!   ([`operators::sink::RowWriter::commit`]: flushed, synced, its length
 //!   recorded), a resumed run cuts it back to the committed length and
-//!   appends, and `finish()` renames it into place as before. So a run
-//!   resumed after a kill writes the same bytes as one never killed.
+//!   appends, and `finish()` renames it into place as before (a file
+//!   already renamed into place at exactly the committed length, by a run
+//!   killed while completing its files after its final checkpoint, is
+//!   taken back first). So a run resumed after a kill writes the same
+//!   bytes as one never killed.
 //! - A target that exists and is not a regular file (`/dev/stdout`, a
 //!   named pipe, `/dev/full`) is a stream, not a file to replace: rows are
 //!   written straight to it, and a failed write is an error all the same.
@@ -121,6 +124,13 @@ impl AtomicCsv {
             let file = match from {
                 None => File::create(&tmp).map_err(io("create", &tmp))?,
                 Some(len) => {
+                    // A run killed while completing its files may have
+                    // renamed this one into place already: whole, it is
+                    // exactly the committed length; take it back.
+                    let whole = std::fs::metadata(path).is_ok_and(|m| m.len() == len);
+                    if !tmp.exists() && whole {
+                        std::fs::rename(path, &tmp).map_err(io("take back", path))?;
+                    }
                     let file = std::fs::OpenOptions::new()
                         .write(true)
                         .open(&tmp)

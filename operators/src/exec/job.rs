@@ -607,6 +607,12 @@ impl Job {
             }
         }
         self.flush_all()?;
+        // A final checkpoint once the input has ended (Flink's checkpoint
+        // after tasks finish): the run's outputs are complete in it, so a
+        // run killed while completing its files resumes from it.
+        if self.checkpointing.is_some() {
+            self.checkpoint(next_id, &positions, input_rows, &emitted, &done)?;
+        }
         let wall = start.elapsed();
         Ok(self.report(input_rows, wall))
     }
