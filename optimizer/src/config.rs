@@ -274,9 +274,9 @@ static KEYS: &[KeyInfo] = &[
         UID_FORMAT,
         ValueType::String,
         "<id>_<transformation>",
-        "The pattern of a planned uid: <id> (the node's id in the compiled \
-         plan), <type> (e.g. stream-exec-join), <version>, <transformation> \
-         (e.g. join).",
+        "The pattern of a planned uid: `<id>` (the node's id in the compiled \
+         plan), `<type>` (e.g. stream-exec-join), `<version>`, \
+         `<transformation>` (e.g. join).",
     ),
     key(
         CHECKPOINTING_INTERVAL,
@@ -292,7 +292,7 @@ static KEYS: &[KeyInfo] = &[
         CHECKPOINTING_DIR,
         ValueType::String,
         "",
-        "Where checkpoints are written (one chk-<id> directory each); \
+        "Where checkpoints are written (one `chk-<id>` directory each); \
          required when execution.checkpointing.interval is set.",
     ),
     key(

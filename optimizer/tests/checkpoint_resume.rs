@@ -206,3 +206,55 @@ fn a_missing_short_or_corrupt_checkpoint_is_refused_as_bad_input() {
     assert_eq!(e.exit_code(), 2, "{e}");
     assert!(e.to_string().contains("does not fit this job"), "{e}");
 }
+
+/// The uids a run's checkpoint files its operators' state under.
+fn uids(sql: &str, extra: &[(&str, &str)]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let set = settings(extra, "hashmap", 1, dir.path());
+    let sql = sql.replace("${dir}", &dir.path().display().to_string());
+    let opts = RunOptions::keep_all();
+    run_script(&sql, dir.path(), &set, opts, &mut |_, _| {}).unwrap();
+    let ids = CheckpointStore::new(dir.path(), 1).completed().unwrap();
+    let c = store::read(&dir.path().join(format!("chk-{}", ids[0]))).unwrap();
+    c.operators.keys().cloned().collect()
+}
+
+#[test]
+fn operators_get_flink_s_uids_from_compiled_plans_or_when_always_asked() {
+    // A job planned from SQL: the executor's uid, from the operator's
+    // place and description.
+    let from_sql = uids(AGG, &[]);
+    assert_eq!(from_sql.len(), 1);
+    assert!(from_sql[0].starts_with("0_GroupAggregate("), "{from_sql:?}");
+    // Asked always: `<id>_<transformation>` with the compiled-plan id.
+    assert_eq!(
+        uids(AGG, &[("table.exec.uid.generation", "ALWAYS")]),
+        ["2_group-aggregate"]
+    );
+    assert_eq!(
+        uids(
+            AGG,
+            &[
+                ("table.exec.uid.generation", "ALWAYS"),
+                ("table.exec.uid.format", "<id>_<type>_<version>")
+            ]
+        ),
+        ["2_stream-exec-group-aggregate_1"]
+    );
+    assert_eq!(
+        uids(JOIN, &[("table.exec.uid.generation", "ALWAYS")]),
+        ["3_join"]
+    );
+    // From a compiled plan, by default (PLAN_ONLY).
+    let (tables, insert) = AGG.split_at(AGG.find("INSERT").unwrap());
+    let compiled = format!("{tables}COMPILE PLAN 'p.json' FOR {insert}EXECUTE PLAN 'p.json';");
+    assert_eq!(uids(&compiled, &[]), ["2_group-aggregate"]);
+    assert_eq!(
+        uids(&compiled, &[("table.exec.uid.generation", "DISABLED")]).len(),
+        1
+    );
+    assert!(
+        uids(&compiled, &[("table.exec.uid.generation", "DISABLED")])[0]
+            .starts_with("0_GroupAggregate(")
+    );
+}
