@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// An aggregate and a filesystem copy of the same source, one job.
 const AGG: &str = "

@@ -44,11 +44,14 @@ const MINI_BATCH: &[(&str, &str)] = &[
     ("table.exec.mini-batch.size", "50"),
 ];
 
-fn strategies() -> Vec<(
+/// A strategy: its name, script and settings.
+type Strategy = (
     &'static str,
     &'static str,
     Vec<(&'static str, &'static str)>,
-)> {
+);
+
+fn strategies() -> Vec<Strategy> {
     let two_phase = [
         MINI_BATCH,
         &[("table.optimizer.agg-phase-strategy", "TWO_PHASE")],
