@@ -106,7 +106,7 @@ impl Operator for SinkUpsertMaterializer {
     }
 
     fn snapshot_state(&mut self, image: &mut crate::checkpoint::OperatorImage) -> OpResult<()> {
-        image.add_value("values", &self.values)
+        Ok(image.add_value("values", &self.values)?)
     }
 
     fn restore_state(
@@ -114,7 +114,7 @@ impl Operator for SinkUpsertMaterializer {
         image: &crate::checkpoint::OperatorImage,
         owns: &dyn Fn(&[Value]) -> bool,
     ) -> OpResult<()> {
-        image.restore_value("values", &mut self.values, owns)
+        Ok(image.restore_value("values", &mut self.values, owns)?)
     }
     fn state_reports(&self) -> Vec<StateReport> {
         vec![self.values.report()]

@@ -186,7 +186,7 @@ impl Stores {
     /// way (a packed accumulator decodes to the row it stands for).
     pub(crate) fn snapshot(&self, image: &mut OperatorImage) -> OpResult<()> {
         match self {
-            Stores::Rows(s) => image.add_value("acc", s),
+            Stores::Rows(s) => Ok(image.add_value("acc", s)?),
             Stores::Packed(p) => {
                 image.add_rows("acc", p.state.all_entries());
                 Ok(())
@@ -201,7 +201,7 @@ impl Stores {
         owns: &dyn Fn(&[Value]) -> bool,
     ) -> OpResult<()> {
         match self {
-            Stores::Rows(s) => image.restore_value("acc", s, owns),
+            Stores::Rows(s) => Ok(image.restore_value("acc", s, owns)?),
             Stores::Packed(p) => {
                 for (k, _, v) in image.entries("acc", owns) {
                     p.state.put(k, v.clone())?;

@@ -406,6 +406,6 @@ impl GroupAggregateOperator {
                 "checkpoints of aggregates with DISTINCT or retractable MIN/MAX calls are not supported yet".into(),
             ));
         }
-        crate::checkpoint::image::closed_bundle(self.buffered())
+        Ok(crate::checkpoint::image::closed_bundle(self.buffered())?)
     }
 }

@@ -1,11 +1,13 @@
 //! What an operator hands over at a barrier: its keyed states, by name,
 //! in the canonical form every backend reads and writes.
 
-use crate::operator::{OpError, OpResult};
+use super::error::CheckpointError;
 use crate::state::codec::encode_into;
 use crate::state::{MapState, ValueState};
 use crate::value::{Row, Value};
 use std::collections::BTreeMap;
+
+type Result<T> = std::result::Result<T, CheckpointError>;
 
 /// One state's entries: `(key, user key) → row`; a value state has empty
 /// user keys. Ordered by the encoded key and user key, each entry once.
@@ -31,8 +33,8 @@ pub struct OperatorImage {
     pub states: BTreeMap<String, StateImage>,
 }
 
-fn no_ttl(name: &str) -> OpError {
-    OpError::Spec(format!(
+fn no_ttl(name: &str) -> CheckpointError {
+    CheckpointError::Unsupported(format!(
         "state '{name}' has a TTL; checkpoints of states with a TTL are not supported yet"
     ))
 }
@@ -45,7 +47,7 @@ impl OperatorImage {
     /// Adds every entry of value state `name` (a subtask's share; on
     /// RocksDB, where subtasks share a column family, all of them: an
     /// entry added twice is kept once).
-    pub fn add_value(&mut self, name: &str, state: &ValueState) -> OpResult<()> {
+    pub fn add_value(&mut self, name: &str, state: &ValueState) -> Result<()> {
         if state.has_ttl() {
             return Err(no_ttl(name));
         }
@@ -57,7 +59,7 @@ impl OperatorImage {
     }
 
     /// [`OperatorImage::add_value`] for a map state.
-    pub fn add_map(&mut self, name: &str, state: &MapState) -> OpResult<()> {
+    pub fn add_map(&mut self, name: &str, state: &MapState) -> Result<()> {
         if state.has_ttl() {
             return Err(no_ttl(name));
         }
@@ -96,7 +98,7 @@ impl OperatorImage {
         name: &str,
         state: &mut ValueState,
         owns: &dyn Fn(&[Value]) -> bool,
-    ) -> OpResult<()> {
+    ) -> Result<()> {
         self.check_kind(name, false)?;
         for (k, _, v) in self.entries(name, owns) {
             state.put(k, v.clone())?;
@@ -110,7 +112,7 @@ impl OperatorImage {
         name: &str,
         state: &mut MapState,
         owns: &dyn Fn(&[Value]) -> bool,
-    ) -> OpResult<()> {
+    ) -> Result<()> {
         self.check_kind(name, true)?;
         for (k, u, v) in self.entries(name, owns) {
             state.put(k, u, v.clone())?;
@@ -118,9 +120,9 @@ impl OperatorImage {
         Ok(())
     }
 
-    fn check_kind(&self, name: &str, map: bool) -> OpResult<()> {
+    fn check_kind(&self, name: &str, map: bool) -> Result<()> {
         match self.states.get(name) {
-            Some(s) if s.map != map => Err(OpError::Spec(format!(
+            Some(s) if s.map != map => Err(CheckpointError::Unsupported(format!(
                 "state '{name}' was checkpointed as a {} state and is restored as a {} state",
                 if s.map { "map" } else { "value" },
                 if map { "map" } else { "value" },
@@ -132,9 +134,9 @@ impl OperatorImage {
 
 /// Refuses a barrier that finds a mini-batch bundle open (the executor
 /// closes every bundle first; an operator checks it did).
-pub fn closed_bundle(buffered: usize) -> OpResult<()> {
+pub fn closed_bundle(buffered: usize) -> Result<()> {
     if buffered > 0 {
-        return Err(OpError::Spec(format!(
+        return Err(CheckpointError::Unsupported(format!(
             "{buffered} record(s) in an open mini-batch bundle at a checkpoint barrier"
         )));
     }

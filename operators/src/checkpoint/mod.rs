@@ -20,10 +20,12 @@
 //! through [`crate::operator::Operator::snapshot_state`] and
 //! [`crate::operator::Operator::restore_state`].
 
+pub mod error;
 pub mod format;
 pub mod image;
 pub mod store;
 
+pub use error::CheckpointError;
 pub use format::{Checkpoint, SinkImage};
 pub use image::{OperatorImage, StateImage};
-pub use store::{CheckpointError, CheckpointStore};
+pub use store::CheckpointStore;

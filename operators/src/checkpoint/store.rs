@@ -5,6 +5,7 @@
 //! writing leaves nothing that looks complete; only the newest
 //! `num-retained` are kept.
 
+pub use super::error::CheckpointError;
 use super::format::Checkpoint;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,32 +13,6 @@ use std::path::{Path, PathBuf};
 const METADATA: &str = "_metadata";
 const PREFIX: &str = "chk-";
 const IN_PROGRESS: &str = ".inprogress";
-
-/// Why a checkpoint could not be read or written.
-#[derive(Debug, thiserror::Error)]
-pub enum CheckpointError {
-    /// There is no checkpoint where one was asked for.
-    #[error("no checkpoint at {0}")]
-    Missing(String),
-    /// The file is not a complete checkpoint of this format.
-    #[error("checkpoint {path} cannot be restored: {reason}")]
-    Corrupt { path: String, reason: String },
-    /// The checkpoint does not fit the job (another query, another number
-    /// of sources or sinks, another parallelism).
-    #[error("checkpoint {path} does not fit this job: {reason}")]
-    Mismatch { path: String, reason: String },
-    /// Reading or writing failed (IO, a full disk).
-    #[error("checkpoint IO failed at {path}: {error}")]
-    Io { path: String, error: std::io::Error },
-}
-
-impl CheckpointError {
-    /// Whether what was given is at fault (a missing or bad checkpoint)
-    /// rather than the machine.
-    pub fn is_bad_input(&self) -> bool {
-        !matches!(self, CheckpointError::Io { .. })
-    }
-}
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
     move |error| CheckpointError::Io {

@@ -95,8 +95,8 @@ impl JoinSideState {
     /// This side's entries into a checkpoint, as state `name`.
     pub fn snapshot(&self, name: &str, image: &mut OperatorImage) -> OpResult<()> {
         match &self.store {
-            Store::Value(s) => image.add_value(name, s),
-            Store::Map(s) => image.add_map(name, s),
+            Store::Value(s) => Ok(image.add_value(name, s)?),
+            Store::Map(s) => Ok(image.add_map(name, s)?),
         }
     }
 
@@ -108,8 +108,8 @@ impl JoinSideState {
         owns: &dyn Fn(&[Value]) -> bool,
     ) -> OpResult<()> {
         match &mut self.store {
-            Store::Value(s) => image.restore_value(name, s, owns),
-            Store::Map(s) => image.restore_map(name, s, owns),
+            Store::Value(s) => Ok(image.restore_value(name, s, owns)?),
+            Store::Map(s) => Ok(image.restore_map(name, s, owns)?),
         }
     }
 

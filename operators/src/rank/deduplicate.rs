@@ -285,7 +285,7 @@ impl Operator for Deduplicate {
 
     fn snapshot_state(&mut self, image: &mut crate::checkpoint::OperatorImage) -> OpResult<()> {
         crate::checkpoint::image::closed_bundle(self.buffered())?;
-        image.add_value("deduplicateState", &self.kept)
+        Ok(image.add_value("deduplicateState", &self.kept)?)
     }
 
     fn restore_state(
@@ -293,7 +293,7 @@ impl Operator for Deduplicate {
         image: &crate::checkpoint::OperatorImage,
         owns: &dyn Fn(&[Value]) -> bool,
     ) -> OpResult<()> {
-        image.restore_value("deduplicateState", &mut self.kept, owns)
+        Ok(image.restore_value("deduplicateState", &mut self.kept, owns)?)
     }
     fn state_reports(&self) -> Vec<StateReport> {
         vec![self.kept.report()]

@@ -227,7 +227,9 @@ impl Job {
 /// An operator's refusal, naming the operator.
 fn naming(e: OpError, what: &str, stage: &str) -> OpError {
     match e {
-        OpError::Spec(m) => OpError::Spec(format!("{what} of {stage}: {m}")),
+        OpError::Spec(m) | OpError::Checkpoint(CheckpointError::Unsupported(m)) => {
+            OpError::Spec(format!("{what} of {stage}: {m}"))
+        }
         e => e,
     }
 }
