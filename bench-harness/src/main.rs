@@ -111,6 +111,11 @@ enum Command {
         /// its input's columns (the lab's form of Flink's late side output).
         #[arg(long, value_name = "FILE")]
         late: Option<PathBuf>,
+        /// Resumes from a checkpoint: `latest` (the newest in
+        /// execution.checkpointing.dir) or a chk-<id> directory; see
+        /// docs/checkpoints.md.
+        #[arg(long, value_name = "latest|PATH")]
+        from_checkpoint: Option<String>,
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
@@ -407,17 +412,24 @@ fn is_stream(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
+/// The files a run writes, and the checkpoint it resumes from.
+#[derive(Clone, Copy, Default)]
+struct RunFiles<'a> {
+    changelog: Option<&'a Path>,
+    result: Option<&'a Path>,
+    late: Option<&'a Path>,
+    from_checkpoint: Option<&'a str>,
+}
+
 fn run(
     script: &Path,
     set: &[String],
     param: &[String],
-    changelog: Option<&Path>,
-    result: Option<&Path>,
-    late: Option<&Path>,
+    files: RunFiles<'_>,
     quiet: bool,
 ) -> Result<(), Failure> {
     let sql = read_template(script, param)?;
-    run_sql(&sql, script, set, changelog, result, late, quiet)
+    run_sql(&sql, script, set, files, quiet)
 }
 
 /// Runs `sql` as if read from `script` (relative paths resolve beside it).
@@ -425,11 +437,19 @@ fn run_sql(
     sql: &str,
     script: &Path,
     set: &[String],
-    changelog: Option<&Path>,
-    result: Option<&Path>,
-    late: Option<&Path>,
+    files: RunFiles<'_>,
     quiet: bool,
 ) -> Result<(), Failure> {
+    let RunFiles {
+        changelog,
+        result,
+        late,
+        from_checkpoint,
+    } = files;
+    let from_checkpoint = from_checkpoint.map(|f| match f {
+        "latest" => optimizer::session::FromCheckpoint::Latest,
+        path => optimizer::session::FromCheckpoint::Path(Path::new(path)),
+    });
     let overrides = parse_sets(set)?;
     let base_dir = script.parent().map(Path::to_path_buf).unwrap_or_default();
     let bar = if quiet {
@@ -481,9 +501,9 @@ fn run_sql(
     // The changelog streams to its file as the sink receives it (memory
     // does not grow with its length), under a temporary name until the
     // whole script has run.
-    let open_changelog = |sink: &str, columns: &[String]| {
+    let open_changelog = |sink: &str, columns: &[String], mode: datasets::OutputMode| {
         let path = output_path(changelog.unwrap_or(Path::new("")), sink, many);
-        datasets::ChangelogCsvWriter::create(&path, columns)
+        datasets::ChangelogCsvWriter::create_in(&path, columns, mode)
             .map(|w| Box::new(w) as Box<dyn ChangeWriter>)
             .map_err(|e| e.to_string())
     };
@@ -503,6 +523,7 @@ fn run_sql(
             materialize: result.is_some(),
             changelog_to: changelog.map(|_| &open_changelog as &ChangelogWriterFactory),
             late_to: late.map(|_| &open_late as &optimizer::session::LateWriterFactory),
+            from_checkpoint,
         },
         &mut progress,
         &mut explained,
@@ -620,6 +641,7 @@ fn main() -> ExitCode {
             changelog,
             result,
             late,
+            from_checkpoint,
             quiet,
             engine,
             flink_rest,
@@ -628,12 +650,21 @@ fn main() -> ExitCode {
                 script,
                 set,
                 param,
-                changelog.as_deref(),
-                result.as_deref(),
-                late.as_deref(),
+                RunFiles {
+                    changelog: changelog.as_deref(),
+                    result: result.as_deref(),
+                    late: late.as_deref(),
+                    from_checkpoint: from_checkpoint.as_deref(),
+                },
                 *quiet,
             ),
             flink::Engine::Flink => (|| {
+                if from_checkpoint.is_some() {
+                    return Err(Failure::input(
+                        "--from-checkpoint resumes the lab's own checkpoints; it is not \
+                         passed to Flink",
+                    ));
+                }
                 if late.is_some() {
                     return Err(Failure::input(
                         "--late is the lab's: Flink SQL has no side output for late records",
@@ -741,7 +772,7 @@ fn main() -> ExitCode {
                 .unwrap_or_default();
             let sql = format!("EXECUTE PLAN '{}';", name.replace('\'', "''"));
             let script_path = dir.join("(execute-plan)");
-            run_sql(&sql, &script_path, set, None, None, None, *quiet)
+            run_sql(&sql, &script_path, set, RunFiles::default(), *quiet)
         }
         Command::Campaign {
             spec,

@@ -126,6 +126,17 @@ pub fn render(o: &InsertOutcome) -> String {
         count(r.state_reads() as f64),
         count(r.state_writes() as f64)
     );
+    let k = &r.checkpoints;
+    if k.taken > 0 {
+        let _ = writeln!(
+            s,
+            "  checkpoints       {} taken, {} in all, last {}, {} taking them",
+            k.taken,
+            bytes(k.bytes as i64),
+            bytes(k.last_bytes as i64),
+            ms(k.time)
+        );
+    }
     if o.config.state_backend() == StateBackendKind::RocksDb {
         let _ = writeln!(
             s,

@@ -19,6 +19,16 @@
 //!   always complete; one of a killed process is removed by the next
 //!   writer in the directory (`operators::debris`). Missing parent
 //!   directories are created.
+//! - Resumable ([`OutputMode::Resumable`], a run that takes checkpoints):
+//!   the file is written under a fixed pending name (`.<name>.inprogress`)
+//!   that outlives the process; each checkpoint commits a prefix of it
+//!   ([`operators::sink::RowWriter::commit`]: flushed, synced, its length
+//!   recorded), a resumed run cuts it back to the committed length and
+//!   appends, and `finish()` renames it into place as before (a file
+//!   already renamed into place at exactly the committed length, by a run
+//!   killed while completing its files after its final checkpoint, is
+//!   taken back first). So a run resumed after a kill writes the same
+//!   bytes as one never killed.
 //! - A target that exists and is not a regular file (`/dev/stdout`, a
 //!   named pipe, `/dev/full`) is a stream, not a file to replace: rows are
 //!   written straight to it, and a failed write is an error all the same.
@@ -33,6 +43,25 @@ use operators::{Change, Value};
 use crate::csv_read::OP_COLUMN;
 use crate::error::DatasetError;
 
+/// How an output file is opened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutputMode {
+    /// Under a temporary name, renamed into place when complete.
+    #[default]
+    Atomic,
+    /// Under a fixed pending name that a resumed run reopens: fresh
+    /// (`None`), or cut back to the length a checkpoint committed.
+    Resumable { from: Option<u64> },
+}
+
+/// The pending name of `name` in a resumable run.
+fn pending_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
+    let mut p = std::ffi::OsString::from(".");
+    p.push(name);
+    p.push(".inprogress");
+    p
+}
+
 /// A CSV file being written under a temporary name.
 struct AtomicCsv {
     writer: Option<csv::Writer<File>>,
@@ -46,13 +75,21 @@ struct AtomicCsv {
     width: usize,
     /// Leading fields that are not row values (the `op` column).
     lead: usize,
+    /// A resumable file's pending name stays when the writer is dropped
+    /// unfinished: the run it belongs to resumes from it.
+    keep_pending: bool,
 }
 
 impl AtomicCsv {
     /// Starts `path` under a temporary name; writes `header` as the first
     /// line unless `write_header` is false (it still sets the width).
-    fn create(path: &Path, header: &[&str], lead: usize) -> Result<AtomicCsv, DatasetError> {
-        AtomicCsv::create_with(path, header, lead, true)
+    fn create(
+        path: &Path,
+        header: &[&str],
+        lead: usize,
+        mode: OutputMode,
+    ) -> Result<AtomicCsv, DatasetError> {
+        AtomicCsv::create_with(path, header, lead, true, mode)
     }
 
     fn create_with(
@@ -60,6 +97,7 @@ impl AtomicCsv {
         header: &[&str],
         lead: usize,
         write_header: bool,
+        mode: OutputMode,
     ) -> Result<AtomicCsv, DatasetError> {
         let io = |action: &'static str, path: &Path| {
             let path = path.to_path_buf();
@@ -79,7 +117,49 @@ impl AtomicCsv {
             _ => PathBuf::from("."),
         };
         let stream = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
-        let (file, tmp) = if stream {
+        let mut write_header = write_header;
+        let (file, tmp) = if let (OutputMode::Resumable { from }, false) = (mode, stream) {
+            std::fs::create_dir_all(&dir).map_err(io("create directory", &dir))?;
+            let tmp = dir.join(pending_name(name));
+            let file = match from {
+                None => File::create(&tmp).map_err(io("create", &tmp))?,
+                Some(len) => {
+                    // A run killed while completing its files may have
+                    // renamed this one into place already: whole, it is
+                    // exactly the committed length; take it back.
+                    let whole = std::fs::metadata(path).is_ok_and(|m| m.len() == len);
+                    if !tmp.exists() && whole {
+                        std::fs::rename(path, &tmp).map_err(io("take back", path))?;
+                    }
+                    let file = std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(&tmp)
+                        .map_err(io("reopen the pending output", &tmp))?;
+                    let have = file.metadata().map_err(io("reopen", &tmp))?.len();
+                    if have < len {
+                        return Err(DatasetError::Io {
+                            action: "resume",
+                            path: tmp,
+                            error: std::io::Error::new(
+                                std::io::ErrorKind::UnexpectedEof,
+                                format!(
+                                    "the checkpoint committed {len} bytes, the file has {have}"
+                                ),
+                            ),
+                        });
+                    }
+                    file.set_len(len).map_err(io("truncate", &tmp))?;
+                    use std::io::Seek;
+                    let mut file = file;
+                    file.seek(std::io::SeekFrom::End(0))
+                        .map_err(io("seek", &tmp))?;
+                    // The header is in the committed bytes.
+                    write_header = false;
+                    file
+                }
+            };
+            (file, tmp)
+        } else if stream {
             let file = std::fs::OpenOptions::new()
                 .write(true)
                 .open(path)
@@ -105,6 +185,7 @@ impl AtomicCsv {
             text: String::new(),
             width: header.len(),
             lead: 0,
+            keep_pending: matches!(mode, OutputMode::Resumable { .. }),
         };
         if write_header {
             csv.record.clear();
@@ -144,6 +225,28 @@ impl AtomicCsv {
             .map_err(|e| csv_io(e, &self.path))
     }
 
+    /// Flushes and syncs what was written; returns its length in bytes
+    /// (`None` for a stream, which cannot be cut back).
+    fn commit(&mut self) -> Result<Option<u64>, DatasetError> {
+        let writer = self.writer.as_mut().expect("writer present until finish");
+        let path = &self.path;
+        let io = |action: &'static str| {
+            move |error| DatasetError::Io {
+                action,
+                path: path.clone(),
+                error,
+            }
+        };
+        writer.flush().map_err(io("write"))?;
+        if self.tmp.as_os_str().is_empty() {
+            return Ok(None);
+        }
+        let file = writer.get_ref();
+        file.sync_data().map_err(io("sync"))?;
+        let len = file.metadata().map_err(io("sync"))?.len();
+        Ok(Some(len))
+    }
+
     fn finish(mut self) -> Result<(), DatasetError> {
         let writer = self.writer.take().expect("writer present until finish");
         let file = writer.into_inner().map_err(|e| DatasetError::Io {
@@ -174,7 +277,7 @@ impl AtomicCsv {
 
 impl Drop for AtomicCsv {
     fn drop(&mut self) {
-        if !self.tmp.as_os_str().is_empty() {
+        if !self.tmp.as_os_str().is_empty() && !self.keep_pending {
             self.writer = None;
             let _ = std::fs::remove_file(&self.tmp);
         }
@@ -205,10 +308,19 @@ impl ChangelogCsvWriter {
         path: &Path,
         column_names: &[String],
     ) -> Result<ChangelogCsvWriter, DatasetError> {
+        ChangelogCsvWriter::create_in(path, column_names, OutputMode::Atomic)
+    }
+
+    /// [`ChangelogCsvWriter::create`], opened as `mode` says.
+    pub fn create_in(
+        path: &Path,
+        column_names: &[String],
+        mode: OutputMode,
+    ) -> Result<ChangelogCsvWriter, DatasetError> {
         let mut header = vec![OP_COLUMN];
         header.extend(column_names.iter().map(String::as_str));
         Ok(ChangelogCsvWriter {
-            csv: AtomicCsv::create(path, &header, 1)?,
+            csv: AtomicCsv::create(path, &header, 1, mode)?,
         })
     }
 
@@ -240,22 +352,32 @@ pub struct ResultCsvWriter {
 impl ResultCsvWriter {
     /// Starts `path` (under a temporary name) and writes the header.
     pub fn create(path: &Path, column_names: &[String]) -> Result<ResultCsvWriter, DatasetError> {
-        ResultCsvWriter::open(path, column_names, true)
+        ResultCsvWriter::open(path, column_names, true, OutputMode::Atomic)
     }
 
     /// Like [`ResultCsvWriter::create`], without writing the header.
     pub fn headless(path: &Path, column_names: &[String]) -> Result<ResultCsvWriter, DatasetError> {
-        ResultCsvWriter::open(path, column_names, false)
+        ResultCsvWriter::open(path, column_names, false, OutputMode::Atomic)
+    }
+
+    /// [`ResultCsvWriter::headless`], opened as `mode` says.
+    pub fn headless_in(
+        path: &Path,
+        column_names: &[String],
+        mode: OutputMode,
+    ) -> Result<ResultCsvWriter, DatasetError> {
+        ResultCsvWriter::open(path, column_names, false, mode)
     }
 
     fn open(
         path: &Path,
         column_names: &[String],
         header: bool,
+        mode: OutputMode,
     ) -> Result<ResultCsvWriter, DatasetError> {
         let names: Vec<&str> = column_names.iter().map(String::as_str).collect();
         Ok(ResultCsvWriter {
-            csv: AtomicCsv::create_with(path, &names, 0, header)?,
+            csv: AtomicCsv::create_with(path, &names, 0, header, mode)?,
         })
     }
 
@@ -293,6 +415,10 @@ impl operators::sink::ChangeWriter for ChangelogCsvWriter {
         Ok(ChangelogCsvWriter::write(self, change)?)
     }
 
+    fn commit(&mut self) -> Result<Option<u64>, SinkError> {
+        Ok(self.csv.commit()?)
+    }
+
     fn finish(self: Box<Self>) -> Result<(), SinkError> {
         Ok(ChangelogCsvWriter::finish(*self)?)
     }
@@ -302,6 +428,10 @@ impl operators::sink::ChangeWriter for ChangelogCsvWriter {
 impl RowWriter for ResultCsvWriter {
     fn write(&mut self, row: &[Value]) -> Result<(), SinkError> {
         Ok(self.write_row(row)?)
+    }
+
+    fn commit(&mut self) -> Result<Option<u64>, SinkError> {
+        Ok(self.csv.commit()?)
     }
 
     fn finish(self: Box<Self>) -> Result<(), SinkError> {

@@ -30,7 +30,9 @@ pub mod workloads;
 pub mod zipf;
 
 pub use csv_read::{read_all, CsvOptions, CsvSource};
-pub use csv_write::{write_changelog_csv, write_result_csv, ChangelogCsvWriter, ResultCsvWriter};
+pub use csv_write::{
+    write_changelog_csv, write_result_csv, ChangelogCsvWriter, OutputMode, ResultCsvWriter,
+};
 pub use datagen::DatagenSource;
 pub use error::DatasetError;
 pub use rng::LabRng;

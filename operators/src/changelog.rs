@@ -253,6 +253,13 @@ impl Multiset {
         self.add(change.row.clone(), n);
     }
 
+    /// Every row with its count (non-zero), in canonical row order.
+    pub fn entries(&self) -> Vec<(Row, i64)> {
+        let mut e: Vec<(Row, i64)> = self.counts.iter().map(|(r, c)| (r.clone(), *c)).collect();
+        e.sort_by(|a, b| crate::value::cmp_rows(&a.0, &b.0));
+        e
+    }
+
     pub fn count(&self, row: &[Value]) -> i64 {
         self.counts.get(row).copied().unwrap_or(0)
     }

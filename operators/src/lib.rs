@@ -10,6 +10,7 @@ pub use value::{DataType, Row, Value};
 pub mod agg;
 pub mod alloc;
 pub mod calc;
+pub mod checkpoint;
 pub mod debris;
 pub mod exec;
 pub mod expand;

@@ -25,6 +25,7 @@
 //! stage so built that feeds anything but such sinks.
 
 use crate::changelog::Change;
+use crate::checkpoint::{CheckpointError, OperatorImage};
 use crate::lookup::LookupStoreError;
 use crate::sink::SinkError;
 use crate::state::{StateError, StateReport};
@@ -47,6 +48,9 @@ pub enum OpError {
     /// The sink's writer failed.
     #[error(transparent)]
     Sink(#[from] SinkError),
+    /// A checkpoint could not be written, read or restored.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
     /// The operator cannot run as specified (a setting out of range, inputs
     /// wired to it that its spec does not have).
     #[error("{0}")]
@@ -64,6 +68,7 @@ impl OpError {
             OpError::State(_) | OpError::Sink(_) => false,
             OpError::Lookup(e) => e.is_bad_input(),
             OpError::Source(e) => matches!(e, SourceError::BadInput(_)),
+            OpError::Checkpoint(e) => e.is_bad_input(),
             OpError::Spec(_) | OpError::Record(_) => true,
         }
     }
@@ -171,4 +176,45 @@ pub trait Operator: Send {
     /// Moves the late records kept since the last call to `late`, in the
     /// order they arrived.
     fn take_late(&mut self, _late: &mut Vec<crate::value::Row>) {}
+
+    /// Hands over everything the operator needs to go on after a restart,
+    /// at a checkpoint barrier: the executor calls it between batches,
+    /// after closing every bundle ([`Operator::finish_bundle`]), so nothing
+    /// is in flight. The contract:
+    /// - every keyed state goes into `image` under its state name
+    ///   ([`OperatorImage::add_value`], [`OperatorImage::add_map`]), and
+    ///   whatever else the operator keeps between batches (timers, packed
+    ///   accumulators) under a name of its own, keyed by the key the
+    ///   stage's input is hashed on;
+    /// - the subtasks of one stage add to one image: an entry added by two
+    ///   (RocksDB's shared column family) is kept once;
+    /// - it changes nothing the operator computes afterwards.
+    ///
+    /// Default: an operator that reports no state keeps nothing; one that
+    /// does and does not implement this refuses to be checkpointed.
+    fn snapshot_state(&mut self, _image: &mut OperatorImage) -> OpResult<()> {
+        if self.state_reports().is_empty() {
+            return Ok(());
+        }
+        Err(OpError::Spec(
+            "an operator of this job does not take part in checkpoints yet".into(),
+        ))
+    }
+
+    /// Takes back, into a freshly built operator, what
+    /// [`Operator::snapshot_state`] handed over: the entries of `image`
+    /// whose key `owns` says this subtask holds (the executor routes keys
+    /// as its exchange does). Called before the first batch.
+    fn restore_state(
+        &mut self,
+        image: &OperatorImage,
+        _owns: &dyn Fn(&[crate::value::Value]) -> bool,
+    ) -> OpResult<()> {
+        if image.is_empty() {
+            return Ok(());
+        }
+        Err(OpError::Spec(
+            "an operator of this job does not take part in checkpoints yet".into(),
+        ))
+    }
 }

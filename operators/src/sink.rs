@@ -11,12 +11,19 @@
 //! so does `--changelog` through a [`ChangeWriter`], kind and row.
 
 use crate::changelog::{Change, KindCounts, Multiset, RowKind, SinkEncoding};
+use crate::checkpoint::SinkImage;
 use crate::state::heap::{new_map, Map};
 use crate::value::{cmp_rows, Row, Value};
 
 /// Where a sink writes the rows it receives, in arrival order.
 pub trait RowWriter: Send {
     fn write(&mut self, row: &[Value]) -> Result<(), SinkError>;
+    /// At a checkpoint: makes everything written so far durable and
+    /// returns how many bytes that is, the length a resumed run truncates
+    /// its output back to; `None` if the writer cannot resume.
+    fn commit(&mut self) -> Result<Option<u64>, SinkError> {
+        Ok(None)
+    }
     /// Completes the output: until then it must not look complete.
     fn finish(self: Box<Self>) -> Result<(), SinkError>;
 }
@@ -26,6 +33,10 @@ pub trait RowWriter: Send {
 /// of being kept, so memory does not grow with its length.
 pub trait ChangeWriter: Send {
     fn write(&mut self, change: &Change) -> Result<(), SinkError>;
+    /// As [`RowWriter::commit`].
+    fn commit(&mut self) -> Result<Option<u64>, SinkError> {
+        Ok(None)
+    }
     /// Completes the output: until then it must not look complete.
     fn finish(self: Box<Self>) -> Result<(), SinkError>;
 }
@@ -149,6 +160,57 @@ impl SinkCollector {
             }
         }
         Ok(())
+    }
+
+    /// What the sink hands over at a checkpoint: its counts, its
+    /// materialised result, and the committed length of each of its
+    /// outputs (rows writer, then changelog writer). A writer that cannot
+    /// resume fails the checkpoint: its output would not be exactly once.
+    pub fn snapshot(&mut self) -> Result<SinkImage, SinkError> {
+        let rows = match &self.encoding {
+            SinkEncoding::Upsert { .. } => {
+                let mut rows: Vec<(Row, i64)> =
+                    self.upsert.values().map(|r| (r.clone(), 1)).collect();
+                rows.sort_by(|a, b| cmp_rows(&a.0, &b.0));
+                rows
+            }
+            _ => self.retract.entries(),
+        };
+        let mut committed = Vec::new();
+        let positions = [
+            self.writer.as_mut().map(|w| w.commit()),
+            self.changelog_writer.as_mut().map(|w| w.commit()),
+        ];
+        for p in positions.into_iter().flatten() {
+            match p? {
+                Some(n) => committed.push(n),
+                None => {
+                    return Err(SinkError(
+                        "a sink output cannot resume from a checkpoint".into(),
+                    ))
+                }
+            }
+        }
+        Ok(SinkImage {
+            counts: self.counts.0,
+            rows,
+            committed,
+        })
+    }
+
+    /// Takes back what [`SinkCollector::snapshot`] handed over (its
+    /// outputs were resumed by whoever opened them).
+    pub fn restore(&mut self, image: &SinkImage) {
+        self.counts = KindCounts(image.counts);
+        for (row, n) in &image.rows {
+            match &self.encoding {
+                SinkEncoding::Upsert { key } => {
+                    let k: Row = key.iter().map(|&i| row[i].clone()).collect();
+                    self.upsert.insert(k, row.clone());
+                }
+                _ => self.retract.add(row.clone(), *n),
+            }
+        }
     }
 
     /// Whether the sink keeps nothing of a row but its kind: it does not

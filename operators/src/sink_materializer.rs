@@ -105,6 +105,17 @@ impl Operator for SinkUpsertMaterializer {
         Ok(())
     }
 
+    fn snapshot_state(&mut self, image: &mut crate::checkpoint::OperatorImage) -> OpResult<()> {
+        Ok(image.add_value("values", &self.values)?)
+    }
+
+    fn restore_state(
+        &mut self,
+        image: &crate::checkpoint::OperatorImage,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> OpResult<()> {
+        Ok(image.restore_value("values", &mut self.values, owns)?)
+    }
     fn state_reports(&self) -> Vec<StateReport> {
         vec![self.values.report()]
     }

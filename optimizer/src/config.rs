@@ -46,6 +46,11 @@ pub const SINK_UPSERT_MATERIALIZE: &str = "table.exec.sink.upsert-materialize";
 pub const PARALLELISM_DEFAULT: &str = "parallelism.default";
 pub const AUTO_WATERMARK_INTERVAL: &str = "pipeline.auto-watermark-interval";
 pub const STATE_BACKEND_TYPE: &str = "state.backend.type";
+pub const UID_GENERATION: &str = "table.exec.uid.generation";
+pub const UID_FORMAT: &str = "table.exec.uid.format";
+pub const CHECKPOINTING_INTERVAL: &str = "execution.checkpointing.interval";
+pub const CHECKPOINTING_DIR: &str = "execution.checkpointing.dir";
+pub const CHECKPOINTING_NUM_RETAINED: &str = "execution.checkpointing.num-retained";
 pub const ROCKSDB_BLOCK_CACHE_SIZE: &str = "state.backend.rocksdb.block.cache-size";
 pub const ROCKSDB_BLOCK_SIZE: &str = "state.backend.rocksdb.block.blocksize";
 pub const ROCKSDB_USE_BLOOM_FILTER: &str = "state.backend.rocksdb.use-bloom-filter";
@@ -117,6 +122,7 @@ const DELTA_STRATEGIES: &[&str] = &["AUTO", "FORCE", "NONE"];
 const MATERIALIZE: &[&str] = &["NONE", "AUTO", "FORCE"];
 const BACKENDS: &[&str] = &["hashmap", "rocksdb"];
 const CLOCKS: &[&str] = &["processing", "deterministic"];
+const UID_GENERATIONS: &[&str] = &["PLAN_ONLY", "ALWAYS", "DISABLED"];
 const COMPACTION_STYLES: &[&str] = &["LEVEL", "UNIVERSAL", "FIFO"];
 
 const fn key(
@@ -305,6 +311,46 @@ static KEYS: &[KeyInfo] = &[
         "How often a source with a WATERMARK emits its watermark, on the lab's \
          clock (checked after each source batch; 0 ms: after every batch). With \
          lab.clock = deterministic the clock advances 1 ms per input row.",
+    ),
+    key(
+        UID_GENERATION,
+        ValueType::Enum(UID_GENERATIONS),
+        "PLAN_ONLY",
+        "When stateful operators get uids from the plan, which checkpoints \
+         file their state under: PLAN_ONLY (a job run from a compiled plan), \
+         ALWAYS, or DISABLED; without one an operator's uid comes from its \
+         place in the job and its description.",
+    ),
+    key(
+        UID_FORMAT,
+        ValueType::String,
+        "<id>_<transformation>",
+        "The pattern of a planned uid: `<id>` (the node's id in the compiled \
+         plan), `<type>` (e.g. stream-exec-join), `<version>`, \
+         `<transformation>` (e.g. join).",
+    ),
+    key(
+        CHECKPOINTING_INTERVAL,
+        ValueType::Duration,
+        "0 ms",
+        "How often a checkpoint is taken; 0 ms takes none (Flink: unset). The \
+         lab's barriers fall between rounds of source batches and count input \
+         rows, as its deterministic clock does: an interval of N ms is a \
+         checkpoint at the first barrier after every N input rows, whichever \
+         clock the run uses.",
+    ),
+    key(
+        CHECKPOINTING_DIR,
+        ValueType::String,
+        "",
+        "Where checkpoints are written (one `chk-<id>` directory each); \
+         required when execution.checkpointing.interval is set.",
+    ),
+    key(
+        CHECKPOINTING_NUM_RETAINED,
+        ValueType::Integer { min: Some(1) },
+        "1",
+        "How many completed checkpoints are kept; older ones are deleted.",
     ),
     key(
         STATE_BACKEND_TYPE,
@@ -670,6 +716,12 @@ impl Config {
                 ));
             }
         }
+        if !self.checkpointing_interval().is_zero() && self.checkpointing_dir().is_none() {
+            problems.push(format!(
+                "'{CHECKPOINTING_INTERVAL}' is set but '{CHECKPOINTING_DIR}' is not; \
+                 set it to the directory checkpoints go to"
+            ));
+        }
         if problems.is_empty() {
             Ok(())
         } else {
@@ -950,10 +1002,65 @@ impl Config {
         self.duration(AUTO_WATERMARK_INTERVAL)
     }
 
+    /// `table.exec.uid.generation`.
+    pub fn uid_generation(&self) -> UidGeneration {
+        match self.enumeration(UID_GENERATION) {
+            "ALWAYS" => UidGeneration::Always,
+            "DISABLED" => UidGeneration::Disabled,
+            _ => UidGeneration::PlanOnly,
+        }
+    }
+
+    /// `table.exec.uid.format`.
+    pub fn uid_format(&self) -> &str {
+        match self.setting(UID_FORMAT) {
+            Setting::Str(s) => s,
+            other => panic!("{UID_FORMAT} is not text: {other:?}"),
+        }
+    }
+
+    /// `execution.checkpointing.interval` (zero: no checkpoints).
+    pub fn checkpointing_interval(&self) -> Duration {
+        self.duration(CHECKPOINTING_INTERVAL)
+    }
+
+    /// `execution.checkpointing.dir`, if set.
+    pub fn checkpointing_dir(&self) -> Option<PathBuf> {
+        match self.setting(CHECKPOINTING_DIR) {
+            Setting::Str(s) if !s.is_empty() => Some(PathBuf::from(s)),
+            _ => None,
+        }
+    }
+
+    /// `execution.checkpointing.num-retained` (>= 1).
+    pub fn checkpointing_num_retained(&self) -> usize {
+        self.int(CHECKPOINTING_NUM_RETAINED) as usize
+    }
+
     pub fn clock(&self) -> ClockKind {
         match self.enumeration(LAB_CLOCK) {
             "deterministic" => ClockKind::Deterministic,
             _ => ClockKind::Processing,
+        }
+    }
+}
+
+/// `table.exec.uid.generation`: when planned operators get uids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UidGeneration {
+    /// Only a job run from a compiled plan (whose ids are stable).
+    PlanOnly,
+    Always,
+    Disabled,
+}
+
+impl UidGeneration {
+    /// Whether a job run from a compiled plan (`compiled`) or not gets uids.
+    pub fn applies(self, compiled: bool) -> bool {
+        match self {
+            UidGeneration::PlanOnly => compiled,
+            UidGeneration::Always => true,
+            UidGeneration::Disabled => false,
         }
     }
 }

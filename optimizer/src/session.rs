@@ -15,9 +15,13 @@ use crate::physical::compiled_plan;
 use crate::physical::explain::{explain, Explained};
 use crate::physical::job::{build_job, ConnectorSources, Runtime, SinkKeeps, SourceProvider};
 use crate::physical::node::PhysicalNode;
+use crate::physical::uid::{format_uid, node_ids};
 use crate::physical::{plan_insert, plan_query, PhysicalPlan};
 use crate::sql::{parse_script, Script};
+use datasets::OutputMode;
 use operators::changelog::Change;
+use operators::checkpoint::{Checkpoint, CheckpointStore};
+use operators::exec::CheckpointConfig;
 use operators::exec::{Job, JobReport, SinkReport, StageId};
 use operators::operator::OpError;
 use operators::sink::{ChangeWriter, RowWriter};
@@ -61,8 +65,19 @@ impl RunError {
 
 /// Opens the writer a sink streams its changelog to, given the sink
 /// table's name and column names.
+/// The file is opened as the [`OutputMode`] says: resumable in a run that
+/// takes or resumes from checkpoints.
 pub type ChangelogWriterFactory<'a> =
-    dyn Fn(&str, &[String]) -> Result<Box<dyn ChangeWriter>, String> + 'a;
+    dyn Fn(&str, &[String], OutputMode) -> Result<Box<dyn ChangeWriter>, String> + 'a;
+
+/// Which checkpoint a run resumes from (`lab run --from-checkpoint`).
+#[derive(Clone, Copy, Debug)]
+pub enum FromCheckpoint<'a> {
+    /// The newest completed one in `execution.checkpointing.dir`.
+    Latest,
+    /// A `chk-<id>` directory or its `_metadata` file.
+    Path(&'a Path),
+}
 
 /// Opens the writer the late records of an INSERT stream to, given the
 /// sink table's name and the window operator's input column names.
@@ -86,6 +101,9 @@ pub struct RunOptions<'a> {
     /// (`lab run --late`); it comes back not completed
     /// ([`InsertOutcome::late_writer`]).
     pub late_to: Option<&'a LateWriterFactory<'a>>,
+    /// Resume from a checkpoint: state, source positions and the committed
+    /// part of every output file.
+    pub from_checkpoint: Option<FromCheckpoint<'a>>,
 }
 
 impl RunOptions<'_> {
@@ -96,6 +114,7 @@ impl RunOptions<'_> {
             materialize: true,
             changelog_to: None,
             late_to: None,
+            from_checkpoint: None,
         }
     }
 }
@@ -468,7 +487,9 @@ pub fn run_parsed_explaining(
     explained: &mut dyn FnMut(&str),
 ) -> Result<Vec<InsertOutcome>, RunError> {
     let mut outcomes = Vec::new();
+    let mut jobs = 0;
     for (action, config) in configs_per_insert(script, overrides)? {
+        let compiled = matches!(action, Action::Execute { .. });
         let plans = match action {
             Action::Explain { details, target } => {
                 explained(&explain_target(&target, catalog, &config, details)?);
@@ -495,8 +516,16 @@ pub fn run_parsed_explaining(
                 vec![load_plan(&p)?]
             }
         };
+        jobs += 1;
+        if jobs > 1 && (checkpointing(&config).is_some() || options.from_checkpoint.is_some()) {
+            return Err(RunError::Input(PlanError::unsupported(
+                "checkpoints are taken of a script that runs one job (one INSERT or one \
+                 statement set); this one runs several"
+                    .to_string(),
+            )));
+        }
         outcomes.extend(run_job(
-            script, plans, config, sources, base_dir, options, progress,
+            script, plans, compiled, config, sources, base_dir, options, progress,
         )?);
     }
     Ok(outcomes)
@@ -516,6 +545,62 @@ pub fn backend_for(config: &Config) -> Result<StateBackend, RunError> {
         &config.rocksdb_options(),
     )
     .map_err(|e| RunError::Execution(e.to_string()))
+}
+
+/// Gives each stateful stage of `plans` its planned uid
+/// ([`crate::physical::uid`]).
+fn set_uids(job: &mut Job, plans: &[PhysicalPlan], stages: &[Vec<StageId>], format: &str) {
+    let ids = node_ids(plans.iter().map(|p| &p.root));
+    for (plan, stages) in plans.iter().zip(stages) {
+        for (node, &s) in plan.root.stage_nodes().into_iter().zip(stages) {
+            let id = ids.get(&(node as *const PhysicalNode));
+            if let (Some(&id), false) = (id, node.spec().states().is_empty()) {
+                job.set_uid(s, format_uid(format, id, node.spec().type_name()));
+            }
+        }
+    }
+}
+
+/// Where and how often `config` asks for checkpoints, if it does.
+fn checkpointing(config: &Config) -> Option<CheckpointConfig> {
+    let interval = config.checkpointing_interval();
+    let dir = config.checkpointing_dir()?;
+    (!interval.is_zero()).then(|| CheckpointConfig {
+        store: CheckpointStore::new(dir, config.checkpointing_num_retained()),
+        every_rows: interval.as_millis().max(1) as u64,
+    })
+}
+
+/// Reads the checkpoint a run resumes from; a missing or corrupt one is
+/// bad input, refused before anything is opened or written.
+fn read_checkpoint(
+    from: FromCheckpoint<'_>,
+    config: &Config,
+) -> Result<(Checkpoint, String), RunError> {
+    let path = match from {
+        FromCheckpoint::Path(p) => p.to_path_buf(),
+        FromCheckpoint::Latest => {
+            let Some(dir) = config.checkpointing_dir() else {
+                return Err(RunError::Input(PlanError::config(format!(
+                    "--from-checkpoint latest needs '{}' set to the checkpoint directory",
+                    crate::config::CHECKPOINTING_DIR
+                ))));
+            };
+            CheckpointStore::new(dir, 1)
+                .latest()
+                .map_err(|e| checkpoint_error(e.into()))?
+        }
+    };
+    let c = operators::checkpoint::store::read(&path).map_err(|e| checkpoint_error(e.into()))?;
+    Ok((c, path.display().to_string()))
+}
+
+fn checkpoint_error(e: OpError) -> RunError {
+    if e.is_bad_input() {
+        RunError::BadInput(e)
+    } else {
+        RunError::Execution(e.to_string())
+    }
 }
 
 /// Where an INSERT's late records go: a stage's writer, or a writer no
@@ -576,10 +661,14 @@ fn keep_late(
 }
 
 /// Runs the plans as one job (one sink each), with the settings they were
-/// planned with; the session's `config` chooses only where state lives.
+/// planned with; the session's `config` chooses only where state lives,
+/// the operators' uids (`compiled`: the plans come from a compiled plan)
+/// and checkpoints.
+#[allow(clippy::too_many_arguments)]
 fn run_job(
     script: &Script,
     plans: Vec<PhysicalPlan>,
+    compiled: bool,
     config: Config,
     sources: &dyn SourceProvider,
     base_dir: &Path,
@@ -605,15 +694,53 @@ fn run_job(
         },
     )
     .map_err(|e| at_table_definition(script, e))?;
+    if config.uid_generation().applies(compiled) {
+        set_uids(&mut job, &plans, &stages, config.uid_format());
+    }
+    let checkpoints = checkpointing(&config);
+    // Output files commit at checkpoints; a resumed run cuts each back to
+    // what its checkpoint committed (in sink order: the file sink's rows,
+    // then the changelog).
+    let mut committed: Vec<std::vec::IntoIter<u64>> = vec![Vec::new().into_iter(); plans.len()];
+    let resumable = checkpoints.is_some() || options.from_checkpoint.is_some();
+    if resumable && options.late_to.is_some() {
+        return Err(RunError::Input(PlanError::unsupported(
+            "--late is not yet written exactly once across checkpoints; run without \
+             checkpoints to keep late records"
+                .to_string(),
+        )));
+    }
+    if let Some(from) = options.from_checkpoint {
+        let (c, path) = read_checkpoint(from, &config)?;
+        for (k, s) in c.sinks.iter().enumerate().take(plans.len()) {
+            committed[k] = s.committed.clone().into_iter();
+        }
+        job.restore(c, &path).map_err(checkpoint_error)?;
+    }
+    let mut mode = |k: usize| {
+        if resumable {
+            OutputMode::Resumable {
+                from: committed[k].next(),
+            }
+        } else {
+            OutputMode::Atomic
+        }
+    };
+    if let Some(c) = checkpoints {
+        job.enable_checkpoints(c);
+    }
     let mut late_writers = Vec::new();
     for (k, plan) in plans.iter().enumerate() {
         if let Some(path) = crate::physical::job::sink_file(&plan.sink.table) {
             // Insert-only (the planner refuses updates into a file sink).
             let sink = &plan.sink.table.name;
             let file = datasets::resolve_path(base_dir, &path.to_string_lossy());
-            let writer =
-                datasets::ResultCsvWriter::headless(&file, &plan.sink.table.schema.names())
-                    .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
+            let writer = datasets::ResultCsvWriter::headless_in(
+                &file,
+                &plan.sink.table.schema.names(),
+                mode(k),
+            )
+            .map_err(|e| RunError::Execution(format!("sink '{sink}': {e}")))?;
             job.set_sink_writer(k, Box::new(writer))
                 .map_err(|e| PlanError::plan(format!("sink '{sink}': {e}")))?;
         }
@@ -622,7 +749,7 @@ fn run_job(
         }
         if let Some(open) = options.changelog_to {
             let sink = &plan.sink.table.name;
-            let writer = open(sink, &plan.sink.table.schema.names())
+            let writer = open(sink, &plan.sink.table.schema.names(), mode(k))
                 .map_err(|e| RunError::Execution(format!("changelog of sink '{sink}': {e}")))?;
             job.set_changelog_writer(k, writer)
                 .map_err(|e| PlanError::plan(format!("sink '{sink}': {e}")))?;

@@ -78,6 +78,11 @@ fn entries_list_every_key_in_canonical_text() {
         ("table.exec.sink.upsert-materialize", "AUTO"),
         ("parallelism.default", "1"),
         ("pipeline.auto-watermark-interval", "200 ms"),
+        ("table.exec.uid.generation", "PLAN_ONLY"),
+        ("table.exec.uid.format", "<id>_<transformation>"),
+        ("execution.checkpointing.interval", "0 ms"),
+        ("execution.checkpointing.dir", ""),
+        ("execution.checkpointing.num-retained", "1"),
         ("state.backend.type", "hashmap"),
         ("table.exec.async-state.enabled", "false"),
         ("state.backend.rocksdb.block.cache-size", "8 mb"),
@@ -117,7 +122,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 42);
+    assert_eq!(keys.len(), 47);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(
@@ -574,4 +579,23 @@ fn rocksdb_options_refuse_bad_values_saying_what_was_expected() {
     assert!(e.contains("LEVEL, UNIVERSAL, FIFO"), "{e}");
     let e = set_err("state.backend.rocksdb.thread.num", "0");
     assert!(e.contains("from 1 to 256"), "{e}");
+}
+
+#[test]
+fn a_checkpoint_interval_needs_a_directory() {
+    let mut c = Config::default();
+    c.set("execution.checkpointing.interval", "10 s").unwrap();
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.contains("execution.checkpointing.dir"), "{e}");
+    c.set("execution.checkpointing.dir", "ckpt").unwrap();
+    c.validate().unwrap();
+    assert_eq!(
+        c.checkpointing_interval(),
+        std::time::Duration::from_secs(10)
+    );
+    assert_eq!(c.checkpointing_num_retained(), 1);
+    assert!(c.set("execution.checkpointing.num-retained", "0").is_err());
+    assert!(c.set("table.exec.uid.generation", "SOMETIMES").is_err());
+    c.set("table.exec.uid.generation", "always").unwrap();
+    assert_eq!(c.uid_generation(), optimizer::config::UidGeneration::Always);
 }

@@ -17,6 +17,7 @@
 use super::core::AggCore;
 use super::fold::Fold;
 use crate::changelog::Change;
+use crate::checkpoint::OperatorImage;
 use crate::operator::OpResult;
 use crate::state::heap::{HeapValueState, PackedTemplate};
 use crate::state::{StateBackend, StateReport, ValueState, PREFETCH_AHEAD};
@@ -178,6 +179,35 @@ impl Stores {
         match self {
             Stores::Rows(s) => AccStore::report(s),
             Stores::Packed(s) => s.report(),
+        }
+    }
+
+    /// Adds the accumulators to a checkpoint as state `acc`, rows either
+    /// way (a packed accumulator decodes to the row it stands for).
+    pub(crate) fn snapshot(&self, image: &mut OperatorImage) -> OpResult<()> {
+        match self {
+            Stores::Rows(s) => Ok(image.add_value("acc", s)?),
+            Stores::Packed(p) => {
+                image.add_rows("acc", p.state.all_entries());
+                Ok(())
+            }
+        }
+    }
+
+    /// Takes back the accumulators of the keys `owns` says are this subtask's.
+    pub(crate) fn restore(
+        &mut self,
+        image: &OperatorImage,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> OpResult<()> {
+        match self {
+            Stores::Rows(s) => Ok(image.restore_value("acc", s, owns)?),
+            Stores::Packed(p) => {
+                for (k, _, v) in image.entries("acc", owns) {
+                    p.state.put(k, v.clone())?;
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -1,5 +1,9 @@
 //! Building and running a job (see the module doc of [`super`]).
 
+mod checkpointing;
+
+pub use checkpointing::CheckpointConfig;
+
 use super::exchange::Exchange;
 use super::give_back::Returned;
 use super::metrics::{JobReport, LatencyStats, SinkReport, StageReport, SubtaskLoad};
@@ -133,6 +137,9 @@ type Outputs = Vec<(Target, Exchange)>;
 
 struct Stage {
     name: String,
+    /// The operator's uid: what its state is filed under in a checkpoint
+    /// ([`JobBuilder::set_uid`]; by default its index and name).
+    uid: Option<String>,
     subtasks: Vec<Box<dyn Operator>>,
     load: Vec<SubtaskLoad>,
     /// Per subtask: ingestion time of the oldest record its open bundle holds.
@@ -190,6 +197,7 @@ impl JobBuilder {
         let n = subtasks.len();
         self.stages.push(Stage {
             name: name.into(),
+            uid: None,
             subtasks,
             load: vec![SubtaskLoad::default(); n],
             held_since: vec![None; n],
@@ -208,6 +216,11 @@ impl JobBuilder {
     /// kinds-only stage that feeds anything but sinks that count kinds.
     pub fn set_emission(&mut self, stage: StageId, emission: Emission) {
         self.stages[stage].emission = emission;
+    }
+
+    /// Names the stage's operator for checkpoints (the plan's uid).
+    pub fn set_uid(&mut self, stage: StageId, uid: impl Into<String>) {
+        self.stages[stage].uid = Some(uid.into());
     }
 
     /// Adds a sink; `name` labels its report.
@@ -300,6 +313,11 @@ impl JobBuilder {
                 w.resize(i + 1, i64::MIN);
             }
         }
+        for (i, st) in stages.iter_mut().enumerate() {
+            if st.uid.is_none() {
+                st.uid = Some(format!("{i}_{}", st.name));
+            }
+        }
         Ok(Job {
             sources: self.sources,
             stages,
@@ -308,6 +326,9 @@ impl JobBuilder {
             return_to_reader: None,
             source_wait: Duration::ZERO,
             sink_time: Duration::ZERO,
+            checkpointing: None,
+            resume: None,
+            checkpoint_counts: Default::default(),
         })
     }
 }
@@ -342,9 +363,29 @@ pub struct Job {
     /// Time the job's thread waited for sources, and spent in the sinks.
     source_wait: Duration,
     sink_time: Duration,
+    /// Where and how often to take checkpoints ([`Job::enable_checkpoints`]).
+    checkpointing: Option<CheckpointConfig>,
+    /// The checkpoint a run resumes from ([`Job::restore`]): its source
+    /// positions and runtime, applied when the run starts.
+    resume: Option<crate::checkpoint::Checkpoint>,
+    checkpoint_counts: super::metrics::CheckpointCounts,
 }
 
 impl Job {
+    /// Names stage `stage`'s operator for checkpoints (a planned uid), in
+    /// place of the one it was built with.
+    pub fn set_uid(&mut self, stage: StageId, uid: impl Into<String>) {
+        self.stages[stage].uid = Some(uid.into());
+    }
+
+    /// The uid each stage's state is filed under in a checkpoint.
+    pub fn uids(&self) -> Vec<&str> {
+        self.stages
+            .iter()
+            .map(|s| s.uid.as_deref().unwrap_or(""))
+            .collect()
+    }
+
     pub fn sink(&self, sink: SinkId) -> &SinkCollector {
         &self.sinks[sink].collector
     }
@@ -493,6 +534,15 @@ impl Job {
         let mut done = vec![false; feeds.len()];
         // Per source: the watermark it last emitted and when (clock ms).
         let mut emitted: Vec<(Option<i64>, u64)> = vec![(None, 0); feeds.len()];
+        // Per source: rows read (a checkpoint's source positions).
+        let mut positions = vec![0u64; feeds.len()];
+        let mut next_id = 1;
+        if let Some(c) = self.resume.take() {
+            input_rows = self.resume_at(&c, feeds, batch_size, &mut emitted, &mut done)?;
+            positions.clone_from(&c.sources);
+            next_id = c.id + 1;
+        }
+        let mut last_checkpoint = input_rows;
         let interval = self.options.watermark_interval_ms;
         loop {
             let mut any = false;
@@ -512,6 +562,7 @@ impl Job {
                 }
                 any = true;
                 input_rows += n as u64;
+                positions[s] += n as u64;
                 let now = if self.options.deterministic_clock {
                     input_rows
                 } else {
@@ -543,8 +594,25 @@ impl Job {
             if !any {
                 break;
             }
+            // A barrier between rounds: every source has handed over the
+            // same number of batches, so a resumed run reads on from here.
+            let due = self
+                .checkpointing
+                .as_ref()
+                .is_some_and(|c| input_rows.saturating_sub(last_checkpoint) >= c.every_rows);
+            if due && !done.iter().all(|d| *d) {
+                self.checkpoint(next_id, &positions, input_rows, &emitted, &done)?;
+                next_id += 1;
+                last_checkpoint = input_rows;
+            }
         }
         self.flush_all()?;
+        // A final checkpoint once the input has ended (Flink's checkpoint
+        // after tasks finish): the run's outputs are complete in it, so a
+        // run killed while completing its files resumes from it.
+        if self.checkpointing.is_some() {
+            self.checkpoint(next_id, &positions, input_rows, &emitted, &done)?;
+        }
         let wall = start.elapsed();
         Ok(self.report(input_rows, wall))
     }
@@ -873,6 +941,7 @@ impl Job {
             source_wait: self.source_wait,
             sink_time: self.sink_time,
             sinks,
+            checkpoints: self.checkpoint_counts,
         }
     }
 }

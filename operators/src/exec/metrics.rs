@@ -128,6 +128,18 @@ pub struct JobReport {
     pub sink_time: Duration,
     /// One per sink, in the order the sinks were added.
     pub sinks: Vec<SinkReport>,
+    /// The checkpoints this run took.
+    pub checkpoints: CheckpointCounts,
+}
+
+/// Checkpoints a run took, their total and last size, and the time spent
+/// taking them (closing bundles, copying state, writing the file).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CheckpointCounts {
+    pub taken: u64,
+    pub bytes: u64,
+    pub last_bytes: u64,
+    pub time: Duration,
 }
 
 impl JobReport {

@@ -20,6 +20,7 @@
 use super::join_spec::JoinSpec;
 use super::join_state::{JoinSideState, Stored};
 use crate::changelog::{Change, RowKind};
+use crate::checkpoint::OperatorImage;
 use crate::operator::OpResult;
 use crate::state::{StateBackend, StateReport};
 use crate::value::{Row, Value};
@@ -74,6 +75,22 @@ impl JoinCore {
 
     pub(crate) fn state_reports(&self) -> Vec<StateReport> {
         vec![self.sides[0].report(), self.sides[1].report()]
+    }
+
+    /// Both sides' state into a checkpoint, as `left` and `right`.
+    pub(crate) fn snapshot(&self, image: &mut OperatorImage) -> OpResult<()> {
+        self.sides[0].snapshot("left", image)?;
+        self.sides[1].snapshot("right", image)
+    }
+
+    /// Both sides' state back from a checkpoint.
+    pub(crate) fn restore(
+        &mut self,
+        image: &OperatorImage,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> OpResult<()> {
+        self.sides[0].restore("left", image, owns)?;
+        self.sides[1].restore("right", image, owns)
     }
 
     /// Joins one record of input `side` (0 left, 1 right) under join key `key`.

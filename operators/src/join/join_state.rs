@@ -15,6 +15,7 @@
 //! row followed by the associations (outer side only); `NoUniqueKey` stores
 //! `[count]` or `[count, associations]` under the row itself.
 
+use crate::checkpoint::OperatorImage;
 use crate::operator::OpResult;
 use crate::state::{MapState, StateBackend, StateReport, ValueState};
 use crate::value::{Row, Value};
@@ -93,6 +94,27 @@ impl JoinSideState {
 
     pub fn layout(&self) -> &JoinStateLayout {
         &self.layout
+    }
+
+    /// This side's entries into a checkpoint, as state `name`.
+    pub fn snapshot(&self, name: &str, image: &mut OperatorImage) -> OpResult<()> {
+        match &self.store {
+            Store::Value(s) => Ok(image.add_value(name, s)?),
+            Store::Map(s) => Ok(image.add_map(name, s)?),
+        }
+    }
+
+    /// This side's owned entries back from a checkpoint.
+    pub fn restore(
+        &mut self,
+        name: &str,
+        image: &OperatorImage,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> OpResult<()> {
+        match &mut self.store {
+            Store::Value(s) => Ok(image.restore_value(name, s, owns)?),
+            Store::Map(s) => Ok(image.restore_map(name, s, owns)?),
+        }
     }
 
     pub fn report(&self) -> StateReport {

@@ -192,6 +192,19 @@ impl Operator for MiniBatchJoinOperator {
         self.core.state_reports()
     }
 
+    fn snapshot_state(&mut self, image: &mut crate::checkpoint::OperatorImage) -> OpResult<()> {
+        crate::checkpoint::image::closed_bundle(self.buffered)?;
+        self.core.snapshot(image)
+    }
+
+    fn restore_state(
+        &mut self,
+        image: &crate::checkpoint::OperatorImage,
+        owns: &dyn Fn(&[crate::value::Value]) -> bool,
+    ) -> OpResult<()> {
+        self.core.restore(image, owns)
+    }
+
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![
             ("rows_visited", self.core.rows_visited),

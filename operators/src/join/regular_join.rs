@@ -32,6 +32,7 @@
 use super::join_core::JoinCore;
 use super::join_spec::JoinSpec;
 use crate::changelog::Change;
+use crate::checkpoint::OperatorImage;
 use crate::operator::{OpResult, Operator};
 use crate::state::{StateBackend, StateReport};
 use crate::value::Value;
@@ -77,6 +78,18 @@ impl Operator for RegularJoinOperator {
 
     fn state_reports(&self) -> Vec<StateReport> {
         self.core.state_reports()
+    }
+
+    fn snapshot_state(&mut self, image: &mut OperatorImage) -> OpResult<()> {
+        self.core.snapshot(image)
+    }
+
+    fn restore_state(
+        &mut self,
+        image: &OperatorImage,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> OpResult<()> {
+        self.core.restore(image, owns)
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -283,6 +283,18 @@ impl Operator for Deduplicate {
         self.bundle.as_ref().map_or(0, |(_, r)| r.len())
     }
 
+    fn snapshot_state(&mut self, image: &mut crate::checkpoint::OperatorImage) -> OpResult<()> {
+        crate::checkpoint::image::closed_bundle(self.buffered())?;
+        Ok(image.add_value("deduplicateState", &self.kept)?)
+    }
+
+    fn restore_state(
+        &mut self,
+        image: &crate::checkpoint::OperatorImage,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> OpResult<()> {
+        Ok(image.restore_value("deduplicateState", &mut self.kept, owns)?)
+    }
     fn state_reports(&self) -> Vec<StateReport> {
         vec![self.kept.report()]
     }

@@ -664,6 +664,24 @@ impl SlotTable {
             .collect()
     }
 
+    /// Every key and row, in bucket order.
+    fn all(&self) -> Vec<(Row, Row)> {
+        let mut out = Vec::with_capacity(self.len);
+        for (i, &c) in self.ctrl.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            let b = &self.buckets[i];
+            let key = if b.lens == BOXED {
+                self.boxed[b.words[0] as usize].key.to_vec()
+            } else {
+                b.decode_key().into_vec()
+            };
+            out.push((key, self.clone_value(i)));
+        }
+        out
+    }
+
     /// The encoded length of the row of bucket `i`.
     fn value_len(&self, i: usize) -> usize {
         let b = &self.buckets[i];
@@ -713,6 +731,11 @@ impl HeapValueState {
     #[inline]
     pub fn prefetch(&self, key: &[Value]) {
         self.table.prefetch_bucket(hash_key(key));
+    }
+
+    /// Every key and row (a checkpoint's copy; not an access).
+    pub fn all_entries(&self) -> Vec<(Row, Row)> {
+        self.table.all()
     }
 
     pub fn get(&mut self, key: &[Value]) -> StateResult<Option<Row>> {
@@ -976,6 +999,15 @@ impl HeapMapState {
             column_family: None,
             metrics: self.metrics,
         }
+    }
+
+    /// Every key, user key and row (a checkpoint's copy; not an access).
+    pub fn all_entries(&self) -> Vec<(Row, Row, Row)> {
+        let mut out = Vec::new();
+        for (k, inner) in &self.map {
+            inner.for_each(|u, v| out.push((k.clone(), u.to_vec(), v.to_vec())));
+        }
+        out
     }
 
     pub fn get(&mut self, key: &[Value], ukey: &[Value]) -> StateResult<Option<Row>> {

@@ -482,6 +482,18 @@ impl ValueState {
     pub fn report(&self) -> StateReport {
         dispatch!(&self.imp, s => s.report())
     }
+    /// Whether the state expires entries (a TTL).
+    pub fn has_ttl(&self) -> bool {
+        self.ttl.is_some()
+    }
+    /// Every key and row, for a checkpoint (not an access). On RocksDB,
+    /// where an operator's subtasks share a column family, all of theirs.
+    pub fn all_entries(&self) -> StateResult<Vec<(Row, Row)>> {
+        match &self.imp {
+            ValueImpl::Heap(s) => Ok(s.all_entries()),
+            ValueImpl::Rocks(s) => s.all_entries(),
+        }
+    }
 }
 
 /// `key → {user key → row}`.
@@ -596,5 +608,17 @@ impl MapState {
     }
     pub fn report(&self) -> StateReport {
         dispatch_map!(&self.imp, s => s.report())
+    }
+    /// Whether the state expires entries (a TTL).
+    pub fn has_ttl(&self) -> bool {
+        self.ttl.is_some()
+    }
+    /// Every key, user key and row, for a checkpoint (not an access); see
+    /// [`ValueState::all_entries`].
+    pub fn all_entries(&self) -> StateResult<Vec<(Row, Row, Row)>> {
+        match &self.imp {
+            MapImpl::Heap(s) => Ok(s.all_entries()),
+            MapImpl::Rocks(s) => s.all_entries(),
+        }
     }
 }

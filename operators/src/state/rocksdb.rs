@@ -271,6 +271,26 @@ impl Handle {
         Ok(())
     }
 
+    /// Every encoded key and decoded row of the column family (a
+    /// checkpoint's copy; not an access). The column family is shared by
+    /// the operator's subtasks, so this is all of theirs.
+    fn all(&self) -> StateResult<Vec<(Vec<u8>, Row)>> {
+        let cf = self.cf();
+        let mut it = self.db.raw_iterator_cf(&cf);
+        it.seek_to_first();
+        let mut out = Vec::new();
+        while it.valid() {
+            let (Some(k), Some(v)) = (it.key(), it.value()) else {
+                break;
+            };
+            let row = decode_all(v).ok_or_else(|| StateError::Corrupt(self.cf.clone()))?;
+            out.push((k.to_vec(), row));
+            it.next();
+        }
+        it.status().map_err(|e| err(&self.cf, e))?;
+        Ok(out)
+    }
+
     fn modify<R>(&mut self, f: impl FnOnce(&mut Option<Row>) -> R) -> StateResult<R> {
         let mut slot = self.read()?;
         let existed = slot.is_some();
@@ -291,6 +311,15 @@ pub struct RocksValueState {
 impl RocksValueState {
     pub fn metrics(&self) -> StateMetrics {
         self.inner.metrics
+    }
+    /// Every key and row of the operator (all its subtasks).
+    pub fn all_entries(&self) -> StateResult<Vec<(Row, Row)>> {
+        let corrupt = || StateError::Corrupt(self.inner.cf.clone());
+        self.inner
+            .all()?
+            .into_iter()
+            .map(|(k, v)| Ok((decode_all(&k).ok_or_else(corrupt)?, v)))
+            .collect()
     }
     pub fn report(&self) -> StateReport {
         self.inner.report()
@@ -438,6 +467,20 @@ pub struct RocksMapState {
 impl RocksMapState {
     pub fn metrics(&self) -> StateMetrics {
         self.inner.metrics
+    }
+    /// Every key, user key and row of the operator (all its subtasks).
+    pub fn all_entries(&self) -> StateResult<Vec<(Row, Row, Row)>> {
+        let corrupt = || StateError::Corrupt(self.inner.cf.clone());
+        let mut out = Vec::new();
+        for (k, v) in self.inner.all()? {
+            let mut all = decode_all(&k).ok_or_else(corrupt)?;
+            let Some(split) = all.len().checked_sub(self.ukey_arity) else {
+                return Err(corrupt());
+            };
+            let ukey = all.split_off(split);
+            out.push((all, ukey, v));
+        }
+        Ok(out)
     }
     pub fn report(&self) -> StateReport {
         self.inner.report()

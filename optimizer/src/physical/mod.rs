@@ -17,6 +17,7 @@ pub mod planner;
 pub mod reuse;
 pub mod rules;
 pub mod state_ttl;
+pub mod uid;
 
 pub use plan::{PhysicalNode, PhysicalPlan, SinkPlan};
 pub use planner::{plan_insert, plan_query};

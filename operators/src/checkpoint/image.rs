@@ -1,0 +1,144 @@
+//! What an operator hands over at a barrier: its keyed states, by name,
+//! in the canonical form every backend reads and writes.
+
+use super::error::CheckpointError;
+use crate::state::codec::encode_into;
+use crate::state::{MapState, ValueState};
+use crate::value::{Row, Value};
+use std::collections::BTreeMap;
+
+type Result<T> = std::result::Result<T, CheckpointError>;
+
+/// One state's entries: `(key, user key) → row`; a value state has empty
+/// user keys. Ordered by the encoded key and user key, each entry once.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StateImage {
+    /// Whether the state is a map state.
+    pub map: bool,
+    pub entries: BTreeMap<Vec<u8>, (Row, Row, Row)>,
+}
+
+impl StateImage {
+    fn insert(&mut self, key: Row, ukey: Row, value: Row) {
+        let mut k = Vec::new();
+        encode_into(&key, &mut k);
+        encode_into(&ukey, &mut k);
+        self.entries.insert(k, (key, ukey, value));
+    }
+}
+
+/// Every state of one operator (all its subtasks), by state name.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OperatorImage {
+    pub states: BTreeMap<String, StateImage>,
+}
+
+fn no_ttl(name: &str) -> CheckpointError {
+    CheckpointError::Unsupported(format!(
+        "state '{name}' has a TTL; checkpoints of states with a TTL are not supported yet"
+    ))
+}
+
+impl OperatorImage {
+    pub fn is_empty(&self) -> bool {
+        self.states.values().all(|s| s.entries.is_empty())
+    }
+
+    /// Adds every entry of value state `name` (a subtask's share; on
+    /// RocksDB, where subtasks share a column family, all of them: an
+    /// entry added twice is kept once).
+    pub fn add_value(&mut self, name: &str, state: &ValueState) -> Result<()> {
+        if state.has_ttl() {
+            return Err(no_ttl(name));
+        }
+        let image = self.states.entry(name.to_string()).or_default();
+        for (k, v) in state.all_entries()? {
+            image.insert(k, Vec::new(), v);
+        }
+        Ok(())
+    }
+
+    /// [`OperatorImage::add_value`] for a map state.
+    pub fn add_map(&mut self, name: &str, state: &MapState) -> Result<()> {
+        if state.has_ttl() {
+            return Err(no_ttl(name));
+        }
+        let image = self.states.entry(name.to_string()).or_default();
+        image.map = true;
+        for (k, u, v) in state.all_entries()? {
+            image.insert(k, u, v);
+        }
+        Ok(())
+    }
+
+    /// Adds plain entries (state an operator keeps outside the backend).
+    pub fn add_rows(&mut self, name: &str, rows: impl IntoIterator<Item = (Row, Row)>) {
+        let image = self.states.entry(name.to_string()).or_default();
+        for (k, v) in rows {
+            image.insert(k, Vec::new(), v);
+        }
+    }
+
+    /// The entries of state `name` whose key this subtask owns.
+    pub fn entries<'a>(
+        &'a self,
+        name: &str,
+        owns: &'a dyn Fn(&[Value]) -> bool,
+    ) -> impl Iterator<Item = &'a (Row, Row, Row)> + 'a {
+        self.states
+            .get(name)
+            .into_iter()
+            .flat_map(|s| s.entries.values())
+            .filter(move |(k, _, _)| owns(k))
+    }
+
+    /// Writes the owned entries of value state `name` into `state`.
+    pub fn restore_value(
+        &self,
+        name: &str,
+        state: &mut ValueState,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> Result<()> {
+        self.check_kind(name, false)?;
+        for (k, _, v) in self.entries(name, owns) {
+            state.put(k, v.clone())?;
+        }
+        Ok(())
+    }
+
+    /// Writes the owned entries of map state `name` into `state`.
+    pub fn restore_map(
+        &self,
+        name: &str,
+        state: &mut MapState,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> Result<()> {
+        self.check_kind(name, true)?;
+        for (k, u, v) in self.entries(name, owns) {
+            state.put(k, u, v.clone())?;
+        }
+        Ok(())
+    }
+
+    fn check_kind(&self, name: &str, map: bool) -> Result<()> {
+        match self.states.get(name) {
+            Some(s) if s.map != map => Err(CheckpointError::Unsupported(format!(
+                "state '{name}' was checkpointed as a {} state and is restored as a {} state",
+                if s.map { "map" } else { "value" },
+                if map { "map" } else { "value" },
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Refuses a barrier that finds a mini-batch bundle open (the executor
+/// closes every bundle first; an operator checks it did).
+pub fn closed_bundle(buffered: usize) -> Result<()> {
+    if buffered > 0 {
+        return Err(CheckpointError::Unsupported(format!(
+            "{buffered} record(s) in an open mini-batch bundle at a checkpoint barrier"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,135 @@
+//! The checkpoint directory (`execution.checkpointing.dir`): one directory
+//! `chk-<id>` per completed checkpoint holding its `_metadata` file, as
+//! Flink lays them out. A checkpoint is written into `chk-<id>.inprogress`
+//! and renamed when its file is complete and synced, so a run killed while
+//! writing leaves nothing that looks complete; only the newest
+//! `num-retained` are kept.
+
+pub use super::error::CheckpointError;
+use super::format::Checkpoint;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const METADATA: &str = "_metadata";
+const PREFIX: &str = "chk-";
+const IN_PROGRESS: &str = ".inprogress";
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
+    move |error| CheckpointError::Io {
+        path: path.display().to_string(),
+        error,
+    }
+}
+
+/// A checkpoint directory and how many checkpoints it keeps.
+#[derive(Clone, Debug)]
+pub struct CheckpointStore {
+    dir: PathBuf,
+    retained: usize,
+}
+
+impl CheckpointStore {
+    pub fn new(dir: impl Into<PathBuf>, retained: usize) -> CheckpointStore {
+        CheckpointStore {
+            dir: dir.into(),
+            retained: retained.max(1),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The ids of the completed checkpoints, oldest first.
+    pub fn completed(&self) -> Result<Vec<u64>, CheckpointError> {
+        let mut ids = Vec::new();
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ids),
+            Err(e) => return Err(io(&self.dir)(e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(io(&self.dir))?;
+            let name = entry.file_name();
+            let Some(id) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(PREFIX))
+                .and_then(|n| n.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            if entry.path().join(METADATA).is_file() {
+                ids.push(id);
+            }
+        }
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    /// The path of checkpoint `id`'s file.
+    pub fn path_of(&self, id: u64) -> PathBuf {
+        self.dir.join(format!("{PREFIX}{id}")).join(METADATA)
+    }
+
+    /// The newest completed checkpoint's file.
+    pub fn latest(&self) -> Result<PathBuf, CheckpointError> {
+        match self.completed()?.last() {
+            Some(&id) => Ok(self.path_of(id)),
+            None => Err(CheckpointError::Missing(format!(
+                "{} (no completed checkpoint in it)",
+                self.dir.display()
+            ))),
+        }
+    }
+
+    /// Writes `c` as checkpoint `c.id`, then drops the oldest beyond the
+    /// number retained. Returns the file's size in bytes.
+    pub fn write(&self, c: &Checkpoint) -> Result<u64, CheckpointError> {
+        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        let done = self.dir.join(format!("{PREFIX}{}", c.id));
+        let tmp = self.dir.join(format!("{PREFIX}{}{IN_PROGRESS}", c.id));
+        if tmp.exists() {
+            std::fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
+        }
+        std::fs::create_dir(&tmp).map_err(io(&tmp))?;
+        let bytes = c.encode();
+        let file = tmp.join(METADATA);
+        let mut f = std::fs::File::create(&file).map_err(io(&file))?;
+        f.write_all(&bytes).map_err(io(&file))?;
+        f.sync_all().map_err(io(&file))?;
+        drop(f);
+        if done.exists() {
+            std::fs::remove_dir_all(&done).map_err(io(&done))?;
+        }
+        std::fs::rename(&tmp, &done).map_err(io(&done))?;
+        let ids = self.completed()?;
+        if ids.len() > self.retained {
+            for id in &ids[..ids.len() - self.retained] {
+                let old = self.dir.join(format!("{PREFIX}{id}"));
+                std::fs::remove_dir_all(&old).map_err(io(&old))?;
+            }
+        }
+        Ok(bytes.len() as u64)
+    }
+}
+
+/// Reads the checkpoint at `path`: a `_metadata` file, or a `chk-<id>`
+/// directory holding one. Never panics on a bad file.
+pub fn read(path: &Path) -> Result<Checkpoint, CheckpointError> {
+    let file = if path.is_dir() {
+        path.join(METADATA)
+    } else {
+        path.to_path_buf()
+    };
+    let bytes = match std::fs::read(&file) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(CheckpointError::Missing(file.display().to_string()))
+        }
+        Err(e) => return Err(io(&file)(e)),
+    };
+    Checkpoint::decode(&bytes).map_err(|reason| CheckpointError::Corrupt {
+        path: file.display().to_string(),
+        reason,
+    })
+}
