@@ -268,7 +268,9 @@ fn cases() -> Vec<Case> {
         // written to files Flink reads: projections and filters, the string
         // functions, joins, window aggregates (HOP, TUMBLE, SESSION),
         // distinct aggregates with FILTER, with split distinct too, and a
-        // keep-last deduplication.
+        // keep-last deduplication. Not q1: Flink multiplies by 0.908 in
+        // DECIMAL and the lab, which has no DECIMAL, in DOUBLE, so their
+        // prices differ in the last digit (108.96 and 108.96000000000001).
         case("nexmark/q0.sql"),
         case("nexmark/q2.sql"),
         case("nexmark/q3.sql"),
@@ -276,7 +278,15 @@ fn cases() -> Vec<Case> {
             counts: Counts::Net(INTERLEAVING),
             ..case("nexmark/q4.sql")
         },
-        case("nexmark/q5.sql"),
+        Case {
+            counts: Counts::Net(
+                "Flink plans the maximum per window over the window counts as a window \
+                 aggregate too (window_start and window_end carry on as window properties), \
+                 which emits once per window; the lab plans a group aggregate, whose updates \
+                 the join passes on as -U/+U",
+            ),
+            ..case("nexmark/q5.sql")
+        },
         case("nexmark/q7.sql"),
         case("nexmark/q11.sql"),
         case("nexmark/q15.sql"),
