@@ -20,7 +20,7 @@ const CHECKED: &[&str] = &[
 
 /// Specs with variants on Flink: `tests/flink_engine.rs` runs them on its
 /// own cluster.
-const ON_FLINK: &[&str] = &["lab-vs-flink"];
+const ON_FLINK: &[&str] = &["lab-vs-flink", "nexmark"];
 
 #[test]
 fn the_four_campaigns_are_shipped() {

@@ -1,8 +1,7 @@
 -- Nexmark q4, average price per category: the winning (highest) bid of
 -- each auction while it was open, averaged per category: a join, then an
--- aggregate over an aggregate. Flink's query joins with a comma
--- (`FROM auction A, bid B WHERE A.id = B.auction AND ...`); the lab's
--- dialect asks for JOIN ... ON. 50,000 events.
+-- aggregate over an aggregate. Flink's query as written: a comma join
+-- (`FROM auction A, bid B WHERE A.id = B.auction AND ...`). 50,000 events.
 
 CREATE TABLE auction (
   id          BIGINT,
@@ -40,8 +39,8 @@ SELECT
     AVG(Q.final)
 FROM (
     SELECT MAX(B.price) AS final, A.category
-    FROM auction A JOIN bid B ON A.id = B.auction
-    WHERE B.`dateTime` BETWEEN A.`dateTime` AND A.expires
+    FROM auction A, bid B
+    WHERE A.id = B.auction AND B.`dateTime` BETWEEN A.`dateTime` AND A.expires
     GROUP BY A.id, A.category
 ) Q
 GROUP BY Q.category;

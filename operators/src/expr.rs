@@ -5,6 +5,7 @@
 //! Integer arithmetic wraps instead of failing, integer division truncates,
 //! and division or `MOD` by zero yields NULL rather than failing the job.
 
+use crate::string_fns::StringFn;
 use crate::value::{Row, Value};
 use std::fmt;
 
@@ -85,6 +86,9 @@ pub enum Expr {
     /// read the row. Only a table's computed column holds it, and the read
     /// fills it in; evaluated anywhere else it is NULL.
     ProcTime,
+    /// A string function (`LOWER`, `REGEXP_EXTRACT`, `SPLIT_INDEX`,
+    /// `DATE_FORMAT`, ...) over its arguments.
+    StringFn(StringFn, Vec<Expr>),
 }
 
 impl Expr {
@@ -176,6 +180,13 @@ impl Expr {
                 _ => Value::Null,
             },
             Expr::ProcTime => Value::Null,
+            Expr::StringFn(f, args) => {
+                let mut values: [Value; 3] = Default::default();
+                for (v, a) in values.iter_mut().zip(args) {
+                    *v = a.eval(row);
+                }
+                f.eval(&values[..args.len().min(3)])
+            }
         }
     }
 
@@ -229,6 +240,7 @@ impl Expr {
                 unit_ms: *unit_ms,
             },
             Expr::ProcTime => Expr::ProcTime,
+            Expr::StringFn(func, args) => Expr::StringFn(*func, args.iter().map(r).collect()),
         }
     }
 
@@ -243,6 +255,7 @@ impl Expr {
             }
             Expr::Not(e) | Expr::Neg(e) | Expr::Hash(e) | Expr::ToDouble(e) => e.columns(out),
             Expr::ToTimestamp { expr, .. } => expr.columns(out),
+            Expr::StringFn(_, args) => args.iter().for_each(|e| e.columns(out)),
             Expr::IsNull { expr, .. } => expr.columns(out),
             Expr::InList { expr, list, .. } => {
                 expr.columns(out);
@@ -434,6 +447,10 @@ impl Expr {
                 )
             }
             Expr::ProcTime => "PROCTIME()".to_string(),
+            Expr::StringFn(func, args) => {
+                let args: Vec<String> = args.iter().map(r).collect();
+                format!("{}({})", func.name(), args.join(", "))
+            }
         }
     }
 }

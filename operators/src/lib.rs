@@ -21,4 +21,5 @@ pub mod rank;
 pub mod sink;
 pub mod sink_materializer;
 pub mod state;
+pub mod string_fns;
 pub mod window;

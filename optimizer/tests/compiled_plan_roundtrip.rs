@@ -125,6 +125,7 @@ const PARAMS: &[(&str, &str)] = &[
     ("tenants", "20"),
     ("rows_per_tenant", "2"),
     ("selective_tenants", "5"),
+    ("events", "3000"),
 ];
 
 /// Generator options cut small, with their largest value.

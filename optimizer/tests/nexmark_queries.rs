@@ -30,7 +30,7 @@ const INTERVAL_MS: u64 = 200;
 
 /// Runs `q<n>.sql` and compares each INSERT's result with the oracle.
 /// Returns the number of result rows (so a test can see it is not empty).
-fn check(query: &str, backend: &str, parallelism: usize) -> usize {
+fn check(query: &str, backend: &str, parallelism: usize, sets: &[(&str, &str)]) -> usize {
     let dir = examples();
     let path = dir.join(format!("{query}.sql"));
     let sql = std::fs::read_to_string(&path).unwrap();
@@ -48,6 +48,7 @@ fn check(query: &str, backend: &str, parallelism: usize) -> usize {
             format!("{INTERVAL_MS} ms"),
         ),
     ];
+    overrides.extend(sets.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     if Path::new("/dev/shm").is_dir() {
         overrides.push(("lab.state.dir".to_string(), "/dev/shm".to_string()));
     }
@@ -117,9 +118,13 @@ fn check(query: &str, backend: &str, parallelism: usize) -> usize {
 }
 
 fn check_all(query: &str) {
+    check_all_with(query, &[]);
+}
+
+fn check_all_with(query: &str, sets: &[(&str, &str)]) {
     for backend in ["hashmap", "rocksdb"] {
         for p in [1, 4] {
-            let rows = check(query, backend, p);
+            let rows = check(query, backend, p, sets);
             assert!(rows > 0, "{query}: an empty result proves little");
         }
     }
@@ -168,4 +173,60 @@ fn q19_auction_top_10_by_price() {
 #[test]
 fn q20_expand_bid_with_auction() {
     check_all("q20");
+}
+
+#[test]
+fn q11_user_sessions() {
+    check_all("q11");
+}
+
+#[test]
+fn q15_bidding_statistics_per_day() {
+    check_all("q15");
+}
+
+#[test]
+fn q16_channel_statistics_per_day() {
+    check_all("q16");
+}
+
+#[test]
+fn q17_auction_statistics_per_day() {
+    check_all("q17");
+}
+
+#[test]
+fn q18_last_bid_per_bidder_and_auction() {
+    check_all("q18");
+}
+
+#[test]
+fn q21_add_channel_id() {
+    check_all("q21");
+}
+
+#[test]
+fn q22_url_directories() {
+    check_all("q22");
+}
+
+const SPLIT: (&str, &str) = ("table.optimizer.distinct-agg.split.enabled", "true");
+const MINI_BATCH: [(&str, &str); 3] = [
+    ("table.exec.mini-batch.enabled", "true"),
+    ("table.exec.mini-batch.allow-latency", "1 h"),
+    ("table.exec.mini-batch.size", "700"),
+];
+
+/// q15-q17 with the strategies the Nexmark campaign compares: split
+/// distinct (the FILTERed distinct counts split into bucketed inner
+/// aggregates and an outer SUM), mini-batch, and both.
+#[test]
+fn q15_to_q17_with_split_distinct_and_mini_batch() {
+    let [mb0, mb1, mb2] = MINI_BATCH;
+    for q in ["q15", "q16"] {
+        check_all_with(q, &[SPLIT]);
+        check_all_with(q, &[mb0, mb1, mb2]);
+        check_all_with(q, &[SPLIT, mb0, mb1, mb2]);
+    }
+    check_all_with("q17", &[mb0, mb1, mb2]);
 }

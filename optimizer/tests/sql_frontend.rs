@@ -642,8 +642,16 @@ fn error_unsupported_constructs() {
             "column type TIMESTAMP(6) of 't6' is not supported (the lab supports INT, BIGINT, STRING (or VARCHAR), DOUBLE, BOOLEAN, TIMESTAMP(3), TIMESTAMP_LTZ(3))",
         ),
         (
-            "INSERT INTO sink2 SELECT url, UPPER(url) FROM clicks;",
-            "function UPPER is not supported (the lab supports COUNT, SUM, MIN, MAX, AVG, MOD, HASH_CODE, TO_TIMESTAMP_LTZ and CAST(x AS DOUBLE))",
+            "INSERT INTO sink2 SELECT url, INITCAP(url) FROM clicks;",
+            "function INITCAP is not supported (the lab supports COUNT, SUM, MIN, MAX, AVG, MOD, HASH_CODE, TO_TIMESTAMP_LTZ, CAST(x AS DOUBLE), LOWER, UPPER, REGEXP_EXTRACT, SPLIT_INDEX and DATE_FORMAT)",
+        ),
+        (
+            "INSERT INTO sink2 SELECT DATE_FORMAT(TO_TIMESTAMP_LTZ(ts, 3), 'EEE, yyyy'), ts FROM clicks;",
+            "DATE_FORMAT: pattern 'EEE' in 'EEE, yyyy' is not supported (DATE_FORMAT supports the letters y M d H m s S, M d H m s at most twice, and quoted text)",
+        ),
+        (
+            "INSERT INTO sink2 SELECT DATE_FORMAT(TO_TIMESTAMP_LTZ(ts, 3), url), ts FROM clicks;",
+            "DATE_FORMAT's pattern must be a string literal: 'url'",
         ),
         (
             "INSERT INTO sink2 SELECT url, CAST(ts AS STRING) FROM clicks;",
@@ -757,6 +765,31 @@ fn error_bad_types() {
             "INSERT INTO sink2 SELECT url, SUM(COUNT(*)) FROM clicks GROUP BY url;",
             "Aggregate function COUNT is not allowed in the argument of another aggregate function",
             35,
+        ),
+        (
+            "INSERT INTO sink2 SELECT SPLIT_INDEX(url, '/'), ts FROM clicks;",
+            "SPLIT_INDEX expects 3 arguments, found 2",
+            26,
+        ),
+        (
+            "INSERT INTO sink2 SELECT REGEXP_EXTRACT(url), ts FROM clicks;",
+            "REGEXP_EXTRACT expects 2 or 3 arguments, found 1",
+            26,
+        ),
+        (
+            "INSERT INTO sink2 SELECT REGEXP_EXTRACT(url, 'a(b)', url), ts FROM clicks;",
+            "REGEXP_EXTRACT takes an integer here, found STRING: 'url'",
+            54,
+        ),
+        (
+            "INSERT INTO sink2 SELECT DATE_FORMAT(ts, 'yyyy'), ts FROM clicks;",
+            "DATE_FORMAT takes a TIMESTAMP here, found BIGINT: 'ts'",
+            38,
+        ),
+        (
+            "INSERT INTO sink2 SELECT LOWER(ts), ts FROM clicks;",
+            "LOWER takes STRING here, found BIGINT: 'ts'",
+            32,
         ),
     ];
     for (sql, msg, col) in cases {

@@ -158,6 +158,18 @@ pub static METRICS: &[Metric] = &[
         |s| Some(s.report.throughput()),
         |o| Some(o.job.throughput()),
     ),
+    // Nexmark's figure: the job's throughput over the cores it was given,
+    // one per parallel subtask of its widest stage.
+    both(
+        "throughput_per_core_rows_per_s",
+        "throughput per core",
+        "rows/s",
+        |s| {
+            let p = s.report.stages.iter().map(|st| st.parallelism).max();
+            Some(s.report.throughput() / p.unwrap_or(1).max(1) as f64)
+        },
+        |o| Some(o.job.throughput() / o.job.parallelism().max(1) as f64),
+    ),
     m(
         "hottest_subtask_rows_per_s",
         "hottest-subtask throughput",

@@ -1,7 +1,8 @@
 //! Materialising the lab's sources as files Flink reads.
 //!
 //! A source table whose connector is the lab's (`datagen` with its skew
-//! options, `uv`, `colors`, `tenant`, `orders`, and `filesystem` with the
+//! options, `uv`, `colors`, `tenant`, `orders`, `nexmark` (each of its
+//! tables the events of its kind), and `filesystem` with the
 //! lab's CSV options or `changelog-csv`) is read once with the lab's own
 //! reader ([`datasets::open_source`]), so Flink gets the same rows in the
 //! same order, and written as:
@@ -67,7 +68,7 @@ impl Materialized {
 /// The connectors whose tables the lab materialises.
 pub fn is_lab_source(options: &BTreeMap<String, String>) -> bool {
     match options.get("connector").map(String::as_str) {
-        Some("uv" | "colors" | "tenant" | "orders") => true,
+        Some("uv" | "colors" | "tenant" | "orders" | "nexmark") => true,
         // Flink's datagen has neither the lab's seeds nor its distributions:
         // the lab's rows are what the script means.
         Some("datagen") => true,

@@ -13,6 +13,7 @@ use super::types::{lab_type, SUPPORTED_TYPES};
 use crate::error::PlanError;
 use crate::logical::{AggFunc, Field};
 use operators::expr::{BinOp, Expr};
+use operators::string_fns::{self, ArgKind, StringFn};
 use operators::value::{DataType, Value};
 use sqlparser::ast::{self, Spanned};
 
@@ -1221,13 +1222,85 @@ impl<'a> Ctx<'a> {
                 let t = self.bind(a)?;
                 Ok(Typed::new(Expr::Hash(Box::new(t.expr)), DataType::Int, t.nullable))
             }
+            _ if StringFn::by_name(&name).is_some() => {
+                let func = StringFn::by_name(&name).expect("a string function");
+                self.string_function(e, f, func)
+            }
             _ => Err(unsupported_at(
                 format!(
-                    "function {name} is not supported (the lab supports COUNT, SUM, MIN, MAX, AVG, MOD, HASH_CODE, TO_TIMESTAMP_LTZ and CAST(x AS DOUBLE))"
+                    "function {name} is not supported (the lab supports COUNT, SUM, MIN, MAX, AVG, MOD, HASH_CODE, TO_TIMESTAMP_LTZ, CAST(x AS DOUBLE), LOWER, UPPER, REGEXP_EXTRACT, SPLIT_INDEX and DATE_FORMAT)"
                 ),
                 e,
             )),
         }
+    }
+
+    /// A string function of `operators::string_fns`: its arguments'
+    /// number and types as Flink's, `DATE_FORMAT`'s pattern a literal the
+    /// lab supports.
+    fn string_function(
+        &mut self,
+        e: &ast::Expr,
+        f: &ast::Function,
+        func: StringFn,
+    ) -> Result<Typed, PlanError> {
+        let name = func.name();
+        let args = self.scalar_args(e, f, name)?;
+        let kinds = func.args();
+        let (most, least) = (kinds.len(), kinds.len() - func.optional());
+        if args.len() < least || args.len() > most {
+            let count = if least == most {
+                most.to_string()
+            } else {
+                format!("{least} or {most}")
+            };
+            return Err(validation_at(
+                format!("{name} expects {count} arguments, found {}", args.len()),
+                e,
+            ));
+        }
+        let mut bound = Vec::with_capacity(args.len());
+        let mut nullable = func.nullable();
+        for (a, kind) in args.iter().zip(kinds) {
+            let t = self.bind(a)?;
+            let (ok, want) = match (t.ty, kind) {
+                (None, _) => (true, ""),
+                (Some(ty), ArgKind::String) => (ty == DataType::String, "STRING"),
+                (Some(ty), ArgKind::Integer) => (ty.is_integer(), "an integer"),
+                (Some(ty), ArgKind::Timestamp) => (ty.is_timestamp(), "a TIMESTAMP"),
+            };
+            if !ok {
+                return Err(validation_at(
+                    format!("{name} takes {want} here, found {}: '{a}'", ty_name(t.ty)),
+                    *a,
+                ));
+            }
+            nullable |= t.nullable;
+            bound.push(t.expr);
+        }
+        if func == StringFn::DateFormat {
+            match &bound[1] {
+                Expr::Literal(Value::Str(p)) => {
+                    string_fns::parse_date_format(p)
+                        .map_err(|m| unsupported_at(format!("DATE_FORMAT: {m}"), args[1]))?;
+                }
+                Expr::Literal(Value::Null) => {}
+                _ => {
+                    return Err(unsupported_at(
+                        format!(
+                            "DATE_FORMAT's pattern must be a string literal: '{}'",
+                            args[1]
+                        ),
+                        args[1],
+                    ))
+                }
+            }
+        }
+        Ok(Typed::new(
+            Expr::StringFn(func, bound),
+            DataType::String,
+            nullable,
+        ))
     }
 
     /// Registers an aggregate call (aggregate mode); `preferred` is its

@@ -108,6 +108,10 @@ pub fn render(e: &Expr, names: &[String], style: Style) -> String {
             if *unit_ms == 1 { 3 } else { 0 }
         ),
         Expr::ProcTime => "PROCTIME()".to_string(),
+        Expr::StringFn(f, args) => {
+            let args: Vec<String> = args.iter().map(r).collect();
+            format!("{}({})", f.name(), args.join(", "))
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 use super::PhysicalNode;
 use crate::logical::Schema;
 use operators::expr::{BinOp, Expr};
+use operators::string_fns::ArgKind;
 use operators::value::{DataType, Value};
 
 /// A field of a node that a compiled plan got wrong.
@@ -253,6 +254,35 @@ pub fn expr_type(at: &str, e: &Expr, types: &[DataType]) -> Result<Option<DataTy
             Some(DataType::TimestampLtz)
         }
         Expr::ProcTime => Some(DataType::TimestampLtz),
+        Expr::StringFn(f, args) => {
+            let kinds = f.args();
+            if args.len() > kinds.len() || args.len() + f.optional() < kinds.len() {
+                return Err(invalid(
+                    at,
+                    format!(
+                        "{} takes {} argument(s), found {}: {e}",
+                        f.name(),
+                        kinds.len(),
+                        args.len()
+                    ),
+                ));
+            }
+            for (a, kind) in args.iter().zip(kinds) {
+                let ok = match (ty(a)?, kind) {
+                    (None, _) => true,
+                    (Some(t), ArgKind::String) => t == DataType::String,
+                    (Some(t), ArgKind::Integer) => t.is_integer(),
+                    (Some(t), ArgKind::Timestamp) => t.is_timestamp(),
+                };
+                if !ok {
+                    return Err(invalid(
+                        at,
+                        format!("an argument of {} has the wrong type: {e}", f.name()),
+                    ));
+                }
+            }
+            Some(DataType::String)
+        }
     })
 }
 
