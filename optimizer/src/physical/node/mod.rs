@@ -42,6 +42,7 @@ pub mod deduplicate;
 pub mod delta_join;
 pub mod expand;
 pub mod group_aggregate;
+pub mod interval_join;
 pub mod join;
 pub mod local_group_aggregate;
 pub mod local_window_aggregate;
@@ -263,6 +264,7 @@ node_kinds! {
     Union(union::Union),
     Deduplicate(deduplicate::Deduplicate),
     WindowDeduplicate(window_deduplicate::WindowDeduplicate),
+    IntervalJoin(interval_join::IntervalJoin),
 }
 
 impl NodeKind {
