@@ -274,7 +274,10 @@ fn both_queries_plan_as_interval_joins() {
         plan.contains("leftLowerBound=-2000, leftUpperBound=1000"),
         "{plan}"
     );
-    assert!(plan.contains("leftLowerBound=-500, leftUpperBound=1499"), "{plan}");
+    assert!(
+        plan.contains("leftLowerBound=-500, leftUpperBound=1499"),
+        "{plan}"
+    );
 }
 
 proptest! {

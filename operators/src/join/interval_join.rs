@@ -165,7 +165,12 @@ impl IntervalJoinOperator {
                 self.joined.extend_from_slice(&other);
                 self.joined.extend_from_slice(&row);
             }
-            if self.spec.residual.as_ref().is_none_or(|p| p.is_true(&self.joined)) {
+            if self
+                .spec
+                .residual
+                .as_ref()
+                .is_none_or(|p| p.is_true(&self.joined))
+            {
                 out.push(Change::insert(self.joined.clone()));
             }
         }
@@ -254,8 +259,12 @@ mod tests {
         let mut out = Vec::new();
         o.process(0, vec![row("a", 10), row("b", 10)], &mut out)
             .unwrap();
-        o.process(1, vec![row("a", 4), row("a", 5), row("a", 15), row("a", 16)], &mut out)
-            .unwrap();
+        o.process(
+            1,
+            vec![row("a", 4), row("a", 5), row("a", 15), row("a", 16)],
+            &mut out,
+        )
+        .unwrap();
         let joined: Vec<i64> = out.iter().map(|c| c.row[3].as_ts().unwrap()).collect();
         assert_eq!(joined, vec![5, 15]);
         assert!(out.iter().all(|c| c.kind == RowKind::Insert));

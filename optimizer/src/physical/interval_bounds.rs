@@ -60,7 +60,9 @@ pub fn interval_bounds(
         let k = or.checked_sub(ol)?;
         match op {
             BinOp::GtEq => lower = Some(lower.map_or(k, |v| v.max(k))),
-            BinOp::Gt => lower = Some(lower.map_or(k.saturating_add(1), |v| v.max(k.saturating_add(1)))),
+            BinOp::Gt => {
+                lower = Some(lower.map_or(k.saturating_add(1), |v| v.max(k.saturating_add(1))))
+            }
             BinOp::LtEq => upper = Some(upper.map_or(k, |v| v.min(k))),
             _ => upper = Some(upper.map_or(k.saturating_sub(1), |v| v.min(k.saturating_sub(1)))),
         }

@@ -10,17 +10,20 @@
 //!   `table.exec.mini-batch.enabled` is on;
 //! - a `Deduplicate` partitioned by a window TVF's window becomes a
 //!   `WindowDeduplicate` over the TVF, hashed on its other keys;
-//! - `Join` becomes the binary regular join hashed on its join keys, with
+//! - an INNER `Join` whose condition bounds a rowtime attribute of each
+//!   insert-only input against the other becomes an `IntervalJoin`
+//!   (`physical/interval_bounds.rs`);
+//! - any other `Join` becomes the binary regular join hashed on its join keys, with
 //!   each side's state layout chosen from its unique key (mini-batch when
 //!   configured), keeping what the query's hints say of it;
 //! - each stateful node gets the TTL of its inputs (`physical/state_ttl.rs`).
 //!
 //! Everything that chooses between strategies is a rule.
 
+use super::interval_bounds::interval_bounds;
 use super::node::calc;
 use super::node::deduplicate::Deduplicate;
 use super::node::group_aggregate::GroupAggregate;
-use super::interval_bounds::interval_bounds;
 use super::node::interval_join::IntervalJoin;
 use super::node::join::{Join, JoinHints};
 use super::node::source::Source;

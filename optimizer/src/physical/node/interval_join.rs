@@ -122,12 +122,18 @@ impl NodeSpec for IntervalJoin {
         if self.lower > self.upper {
             return Err(check::invalid(
                 check::field(node, "lower"),
-                format!("lower bound {} is above upper bound {}", self.lower, self.upper),
+                format!(
+                    "lower bound {} is above upper bound {}",
+                    self.lower, self.upper
+                ),
             ));
         }
-        for (i, (field, c)) in [("left_time", self.left_time), ("right_time", self.right_time)]
-            .into_iter()
-            .enumerate()
+        for (i, (field, c)) in [
+            ("left_time", self.left_time),
+            ("right_time", self.right_time),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let types = node.inputs[i].schema.types();
             check::column(&check::field(node, field), c, types.len(), "the input")?;
