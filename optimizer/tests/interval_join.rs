@@ -306,3 +306,27 @@ proptest! {
         }
     }
 }
+
+/// Without a bound on both sides, over columns that are not rowtime
+/// attributes, or as an outer join, the join stays a regular join (which
+/// computes the same rows, keeping its inputs).
+#[test]
+fn other_time_conditions_stay_regular_joins() {
+    let tables = "
+CREATE TABLE a (k INT, v BIGINT, ts TIMESTAMP(3), t2 TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '3' SECOND) WITH ('connector' = 'datagen');
+CREATE TABLE b (k INT, v BIGINT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '3' SECOND) WITH ('connector' = 'datagen');
+CREATE TABLE o (k INT, v BIGINT) WITH ('connector' = 'blackhole');
+";
+    for on in [
+        "LEFT JOIN b ON a.k = b.k AND a.ts BETWEEN b.ts - INTERVAL '1' SECOND AND b.ts",
+        "JOIN b ON a.k = b.k AND a.ts >= b.ts - INTERVAL '1' SECOND",
+        "JOIN b ON a.k = b.k AND a.t2 BETWEEN b.ts - INTERVAL '1' SECOND AND b.ts",
+    ] {
+        let sql = format!("{tables}INSERT INTO o SELECT a.k, b.v FROM a {on};");
+        let plan = explain_script(&sql, &[]).unwrap();
+        assert!(!plan.contains("IntervalJoin"), "{on}: {plan}");
+        assert!(plan.contains("Join(joinType="), "{on}: {plan}");
+    }
+}
