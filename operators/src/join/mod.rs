@@ -1,6 +1,7 @@
 //! Joins.
 
 pub mod delta_join;
+pub mod interval_join;
 pub mod join_bundle;
 mod join_core;
 pub mod join_spec;
@@ -11,6 +12,7 @@ pub mod regular_join;
 pub mod store_writing_source;
 
 pub use delta_join::{DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec};
+pub use interval_join::{IntervalJoinOperator, IntervalJoinSpec};
 pub use join_bundle::JoinBundle;
 pub use join_spec::{JoinSpec, JoinType};
 pub use join_state::JoinStateLayout;

@@ -10,6 +10,7 @@
 pub mod compiled_plan;
 pub mod display;
 pub mod explain;
+pub mod interval_bounds;
 pub mod job;
 pub mod node;
 pub mod plan;

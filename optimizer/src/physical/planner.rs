@@ -10,16 +10,21 @@
 //!   `table.exec.mini-batch.enabled` is on;
 //! - a `Deduplicate` partitioned by a window TVF's window becomes a
 //!   `WindowDeduplicate` over the TVF, hashed on its other keys;
-//! - `Join` becomes the binary regular join hashed on its join keys, with
+//! - an INNER `Join` whose condition bounds a rowtime attribute of each
+//!   insert-only input against the other becomes an `IntervalJoin`
+//!   (`physical/interval_bounds.rs`);
+//! - any other `Join` becomes the binary regular join hashed on its join keys, with
 //!   each side's state layout chosen from its unique key (mini-batch when
 //!   configured), keeping what the query's hints say of it;
 //! - each stateful node gets the TTL of its inputs (`physical/state_ttl.rs`).
 //!
 //! Everything that chooses between strategies is a rule.
 
+use super::interval_bounds::interval_bounds;
 use super::node::calc;
 use super::node::deduplicate::Deduplicate;
 use super::node::group_aggregate::GroupAggregate;
+use super::node::interval_join::IntervalJoin;
 use super::node::join::{Join, JoinHints};
 use super::node::rank::{Rank, RankSettings};
 use super::node::source::Source;
@@ -343,6 +348,9 @@ fn translate(
                 state_ttl::ttl_for(hints.left_alias.as_deref(), &hints.state_ttl, config),
                 state_ttl::ttl_for(hints.right_alias.as_deref(), &hints.state_ttl, config),
             ];
+            if let Some(n) = interval_join(left, right, &l, &r, plan, catalog, config) {
+                return Ok(n);
+            }
             let join = Join {
                 join_type: match kind {
                     JoinKind::Inner => JoinType::Inner,
@@ -364,6 +372,53 @@ fn translate(
             Join::over(l, r, join, schema.clone(), config.parallelism())
         }
     })
+}
+
+/// An INNER join on keys whose condition bounds a rowtime attribute of
+/// each insert-only input against the other, as Flink's
+/// `StreamPhysicalIntervalJoinRule` plans it: an `IntervalJoin`
+/// (`physical/interval_bounds.rs` finds the bounds); `None` otherwise.
+fn interval_join(
+    left: &LogicalPlan,
+    right: &LogicalPlan,
+    l: &PhysicalNode,
+    r: &PhysicalNode,
+    plan: &LogicalPlan,
+    catalog: &dyn CatalogView,
+    config: &Config,
+) -> Option<PhysicalNode> {
+    let LogicalPlan::Join {
+        kind: JoinKind::Inner,
+        left_keys,
+        right_keys,
+        residual: Some(residual),
+        schema,
+        ..
+    } = plan
+    else {
+        return None;
+    };
+    if left_keys.is_empty() || !l.is_insert_only() || !r.is_insert_only() {
+        return None;
+    }
+    let b = interval_bounds(left, right, residual, catalog)?;
+    let join = IntervalJoin {
+        join_type: JoinType::Inner,
+        left_keys: left_keys.clone(),
+        right_keys: right_keys.clone(),
+        residual: Some(residual.clone()),
+        left_time: b.left_time,
+        right_time: b.right_time,
+        lower: b.lower,
+        upper: b.upper,
+    };
+    Some(PhysicalNode::new(
+        join,
+        vec![l.clone(), r.clone()],
+        schema.clone(),
+        None,
+        config.parallelism(),
+    ))
 }
 
 /// A deduplication partitioned by `window_start` and `window_end` of a

@@ -42,6 +42,7 @@ pub mod deduplicate;
 pub mod delta_join;
 pub mod expand;
 pub mod group_aggregate;
+pub mod interval_join;
 pub mod join;
 pub mod local_group_aggregate;
 pub mod local_window_aggregate;
@@ -265,6 +266,7 @@ node_kinds! {
     Deduplicate(deduplicate::Deduplicate),
     WindowDeduplicate(window_deduplicate::WindowDeduplicate),
     Rank(rank::Rank),
+    IntervalJoin(interval_join::IntervalJoin),
 }
 
 impl NodeKind {
