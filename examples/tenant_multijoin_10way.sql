@@ -14,9 +14,6 @@
 --       --set table.exec.mini-batch.allow-latency='5 s' \
 --       --set table.exec.mini-batch.size=5000
 --
--- (Until the planner has the MultiJoin operator it rejects the multi-join
--- key and the script runs as nine binary regular joins.)
---
 -- Knobs (each table's options): 'tenants' (join keys), 'rows-per-tenant'
 -- (rows per key per table: the result has rows-per-tenant^10 rows per
 -- tenant, and MultiJoin's recomputation grows with it, so raise it
