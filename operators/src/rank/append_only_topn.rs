@@ -250,14 +250,7 @@ impl Operator for AppendOnlyTopN {
                     "an append-only Top-N takes an insert-only input, got {c}"
                 )));
             }
-            if c.row.len() != self.spec.arity {
-                return Err(OpError::Record(format!(
-                    "a Top-N row has {} column(s), expected {}",
-                    c.row.len(),
-                    self.spec.arity
-                )));
-            }
-            self.spec.partition_of(&c.row, &mut self.key_buf);
+            self.spec.checked_partition_of(&c.row, &mut self.key_buf)?;
             self.one(c.row, out)?;
         }
         Ok(())

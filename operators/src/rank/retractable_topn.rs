@@ -405,14 +405,7 @@ impl Operator for RetractableTopN {
         out: &mut Vec<Change>,
     ) -> OpResult<()> {
         for c in batch {
-            if c.row.len() != self.spec.arity {
-                return Err(OpError::Record(format!(
-                    "a Top-N row has {} column(s), expected {}",
-                    c.row.len(),
-                    self.spec.arity
-                )));
-            }
-            self.spec.partition_of(&c.row, &mut self.key_buf);
+            self.spec.checked_partition_of(&c.row, &mut self.key_buf)?;
             self.one(c.kind, c.row, out)?;
         }
         Ok(())

@@ -10,6 +10,7 @@
 //! every row).
 
 use crate::changelog::{Change, RowKind};
+use crate::operator::{OpError, OpResult};
 use crate::value::{Row, Value};
 use std::cmp::Ordering;
 
@@ -42,6 +43,21 @@ impl TopNSpec {
     /// The sort key of `row`.
     pub fn sort_key(&self, row: &[Value]) -> Row {
         self.order.iter().map(|f| row[f.column].clone()).collect()
+    }
+
+    /// Checks that `row` has the input's arity (a record from elsewhere, a
+    /// loaded plan's input, is not trusted), then fills `buf` with its
+    /// partition key: what every strategy does first with a record.
+    pub fn checked_partition_of(&self, row: &[Value], buf: &mut Row) -> OpResult<()> {
+        if row.len() != self.arity {
+            return Err(OpError::Record(format!(
+                "a Top-N row has {} column(s), expected {}",
+                row.len(),
+                self.arity
+            )));
+        }
+        self.partition_of(row, buf);
+        Ok(())
     }
 
     /// The partition key of `row`.
