@@ -118,9 +118,11 @@ impl Fold {
         }
         let before = *row;
         // An error (there is none without value maps) declines too: the
-        // rows way meets it again and reports it.
-        self.apply(key, row, records).ok()?;
-        if !row.fits() || row_count(row) == 0 {
+        // rows way meets it again and reports it. Declining puts the row
+        // back as it was (`modify_packed` lends it in place).
+        let kept = self.apply(key, row, records).is_ok() && row.fits() && row_count(row) != 0;
+        if !kept {
+            *row = before;
             return None;
         }
         let core = &self.core;

@@ -114,13 +114,16 @@ fn packed_eq(tag: u8, word: u64, v: &Value) -> bool {
     }
 }
 
-/// A packed row, copied out of its bucket for [`HeapValueState::modify_packed`]:
-/// value `i` is a tag and a 64-bit word, read and written without building
-/// rows. Only `NULL`, `BOOLEAN`, integers and doubles pack; setting a value
-/// that does not (a string) marks the row instead, and a marked row
-/// ([`PackedRow::fits`] false) is never written back. (A copy
-/// of the whole bucket, key included: a fixed 64-byte move each way.)
+/// A packed row, a key's bucket as [`HeapValueState::modify_packed`] lends
+/// it: value `i` is a tag and a 64-bit word, read and written in place
+/// without building rows. Only `NULL`, `BOOLEAN`, integers and doubles
+/// pack; setting a value that does not (a string) marks the row instead
+/// ([`PackedRow::fits`] false), and its user must then put the row back as
+/// it found it. Updated in place rather than copied out and back: the copy
+/// back read the row's just-written bytes with wider loads than they were
+/// stored with, a stall per record that instruction counts do not show.
 #[derive(Clone, Copy)]
+#[repr(transparent)]
 pub struct PackedRow {
     b: Bucket,
 }
@@ -188,14 +191,18 @@ impl PackedRow {
         self.b.lens & UNFIT == 0
     }
 
-    /// The row's encoded length ([`row_len`] of its values).
+    /// The key's bucket as a row, to update in place.
     #[inline]
-    fn encoded_len(&self) -> usize {
-        self.b.tags[self.b.value_range()]
-            .iter()
-            .map(|&t| packed_len(t))
-            .sum()
+    fn in_bucket(b: &mut Bucket) -> &mut PackedRow {
+        // SAFETY: `PackedRow` is `repr(transparent)` over `Bucket`.
+        unsafe { &mut *(b as *mut Bucket).cast::<PackedRow>() }
     }
+}
+
+/// The encoded length of a bucket's row ([`row_len`] of its values).
+#[inline]
+fn encoded_len(b: &Bucket) -> usize {
+    b.tags[b.value_range()].iter().map(|&t| packed_len(t)).sum()
 }
 
 /// The row an absent key starts from in [`HeapValueState::modify_packed`],
@@ -511,8 +518,9 @@ impl SlotTable {
         self.insert_bucket(hash, bucket);
     }
 
-    /// Adds `bucket`, whose key is known to be absent and hashes to `hash`.
-    fn insert_bucket(&mut self, hash: u64, bucket: Bucket) {
+    /// Adds `bucket`, whose key is known to be absent and hashes to `hash`;
+    /// returns where it went.
+    fn insert_bucket(&mut self, hash: u64, bucket: Bucket) -> usize {
         if (self.len + 1) * 8 > self.ctrl.len() * 7 {
             self.grow();
         }
@@ -520,6 +528,7 @@ impl SlotTable {
         self.ctrl[i] = tag_of(hash);
         self.buckets[i] = bucket;
         self.len += 1;
+        i
     }
 
     fn boxed_bucket(&mut self, key: Box<[Value]>, value: Row) -> Bucket {
@@ -775,14 +784,13 @@ impl HeapValueState {
     }
 
     /// [`HeapValueState::modify`] of a packed row, without decoding it:
-    /// `f` gets a copy of the key's row, or of `init` for an absent key
-    /// (with `true`), and either returns `Some` (the copy is written back,
-    /// counted as `modify` counts a read and a write) or declines with
-    /// `None` (nothing is written or counted). Also declines, without
-    /// calling `f`, for a key or row that does not pack, and after it, for
-    /// a copy that no longer fits ([`PackedRow::fits`]: `f` should have
-    /// declined itself before doing anything else). A closure that may
-    /// delete the row declines instead and leaves that to `modify`.
+    /// `f` gets the key's row in its bucket, or a new bucket made from
+    /// `init` for an absent key (with `true`), and either returns `Some`
+    /// with a row that fits (counted as `modify` counts a read and a write)
+    /// or declines with `None`, leaving the row exactly as it found it
+    /// (nothing is counted; a new bucket is removed again). Also declines,
+    /// without calling `f`, for a key or row that does not pack. A closure
+    /// that may delete the row declines instead and leaves that to `modify`.
     #[inline]
     pub fn modify_packed<R>(
         &mut self,
@@ -791,35 +799,42 @@ impl HeapValueState {
         f: impl FnOnce(&mut PackedRow, bool) -> Option<R>,
     ) -> Option<R> {
         let hash = hash_key(key);
-        match self.table.find(hash, key) {
-            Some(i) if !self.table.is_boxed(i) => {
-                let b = &mut self.table.buckets[i];
-                let mut row = PackedRow { b: *b };
-                let r = f(&mut row, false).filter(|_| row.fits())?;
-                let m = &mut self.metrics;
-                // Lengths follow the tags (lens and tags are one word).
-                if (b.lens, b.tags) != (row.b.lens, row.b.tags) {
-                    let old_len = PackedRow { b: *b }.encoded_len();
-                    m.logical_bytes += row.encoded_len() as i64 - old_len as i64;
-                }
-                *b = row.b;
-                m.reads += 1;
-                m.writes += 1;
-                Some(r)
-            }
-            Some(_) => None,
+        let (i, first) = match self.table.find(hash, key) {
+            Some(i) if !self.table.is_boxed(i) => (i, false),
+            Some(_) => return None,
             None => {
-                let mut row = init.with_key(key)?;
-                let r = f(&mut row, true).filter(|_| row.fits())?;
-                let m = &mut self.metrics;
-                m.reads += 1;
-                m.writes += 1;
-                m.entries += 1;
-                m.logical_bytes += (row_len(key) + row.encoded_len()) as i64;
-                self.table.insert_bucket(hash, row.b);
-                Some(r)
+                let row = init.with_key(key)?;
+                (self.table.insert_bucket(hash, row.b), true)
             }
+        };
+        let b = &mut self.table.buckets[i];
+        let (old_lens, old_tags) = (b.lens, b.tags);
+        let Some(r) = f(PackedRow::in_bucket(b), first) else {
+            if first {
+                self.table.remove_at(i);
+            }
+            return None;
+        };
+        debug_assert!(
+            PackedRow::in_bucket(b).fits(),
+            "a row that does not fit was kept"
+        );
+        let m = &mut self.metrics;
+        m.reads += 1;
+        m.writes += 1;
+        if first {
+            m.entries += 1;
+            m.logical_bytes += (row_len(key) + encoded_len(b)) as i64;
+        } else if (old_lens, old_tags) != (b.lens, b.tags) {
+            // Lengths follow the tags (lens and tags are one word).
+            let old = Bucket {
+                lens: old_lens,
+                tags: old_tags,
+                words: [0; INLINE],
+            };
+            m.logical_bytes += encoded_len(b) as i64 - encoded_len(&old) as i64;
         }
+        Some(r)
     }
 
     #[inline]
@@ -1183,6 +1198,37 @@ mod tests {
         assert_eq!(s.metrics.logical_bytes, 9 + 9);
         s.prefetch(&k);
         s.prefetch(&[Value::str("absent")]);
+    }
+
+    #[test]
+    fn a_packed_row_is_updated_in_its_bucket_and_a_declined_new_key_leaves_nothing() {
+        let mut s = HeapValueState::new("v");
+        let init = PackedTemplate::new(1, &ints(&[0, 0])).unwrap();
+        let k = ints(&[5]);
+        // A new key declined: no entry, nothing counted.
+        assert_eq!(s.modify_packed(&k, &init, |_, _| None::<()>), None);
+        assert_eq!(s.get(&k).unwrap(), None);
+        assert_eq!((s.metrics.entries, s.metrics.writes), (0, 0));
+        // Kept: written in place, counted as one read and write.
+        let first = s.modify_packed(&k, &init, |row, first| {
+            row.set_int(0, 1);
+            row.set_int(1, 10);
+            Some(first)
+        });
+        assert_eq!(first, Some(true));
+        assert_eq!(s.get(&k).unwrap(), Some(ints(&[1, 10])));
+        assert_eq!(s.metrics.logical_bytes, 9 + 18);
+        // A double changes no length; an existing key is not first.
+        let again = s.modify_packed(&k, &init, |row, first| {
+            row.set(1, &Value::Double(2.5));
+            Some(first)
+        });
+        assert_eq!(again, Some(false));
+        assert_eq!(
+            s.get(&k).unwrap(),
+            Some(vec![Value::Int(1), Value::Double(2.5)])
+        );
+        assert_eq!((s.metrics.entries, s.metrics.logical_bytes), (1, 9 + 18));
     }
 
     #[test]
