@@ -132,8 +132,11 @@ pub fn materialize(
     }
     std::fs::create_dir_all(data_dir)
         .map_err(|e| FlinkError::execution(format!("cannot create {}: {e}", data_dir.display())))?;
-    let names = table.schema.names();
-    let types = table.schema.types();
+    // The file holds the physical columns: Flink computes the rest from
+    // the table's DDL, as the lab does.
+    let physical = table.physical();
+    let names = physical.schema.names();
+    let types = physical.schema.types();
     // The lab's `index.*` options describe the table in its index-lookup
     // store (delta join), not its rows.
     let options = optimizer::physical::job::connector_options(table);
@@ -457,5 +460,20 @@ mod tests {
             m.flink_options("/x.csv").get("csv.null-literal").unwrap(),
             "\\N"
         );
+    }
+
+    #[test]
+    fn a_computed_column_is_left_to_the_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("in.csv"), "a,1000\nb,2000\n").unwrap();
+        let sql = "CREATE TABLE t (k STRING, ts_ms BIGINT, \
+                   rowtime AS TO_TIMESTAMP_LTZ(ts_ms, 3), \
+                   WATERMARK FOR rowtime AS rowtime - INTERVAL '1' SECOND) \
+                   WITH ('connector' = 'filesystem', 'path' = 'in.csv', 'format' = 'csv');";
+        let script = optimizer::sql::parse_script(sql).unwrap();
+        let table = script.catalog.get("t").unwrap();
+        let m = materialize(table, dir.path(), &dir.path().join("data")).unwrap();
+        let text = std::fs::read_to_string(&m.path).unwrap();
+        assert_eq!(text, "a,1000\nb,2000\n");
     }
 }
