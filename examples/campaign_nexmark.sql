@@ -298,6 +298,22 @@ SELECT auction, bidder, price, channel, url, `dateTime`, extra
        FROM bid)
  WHERE rank_number <= 1;
 
+CREATE TABLE nexmark_q19 (
+  auction     BIGINT,
+  bidder      BIGINT,
+  price       BIGINT,
+  channel     STRING,
+  url         STRING,
+  `dateTime`  TIMESTAMP(3),
+  extra       STRING,
+  rank_number BIGINT
+) WITH ('connector' = 'blackhole');
+
+INSERT INTO nexmark_q19
+SELECT * FROM
+(SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS rank_number FROM bid)
+WHERE rank_number <= 10;
+
 CREATE TABLE nexmark_q20 (
   auction          BIGINT,
   bidder           BIGINT,
