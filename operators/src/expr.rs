@@ -76,6 +76,18 @@ pub enum Expr {
     Hash(Box<Expr>),
     /// `CAST(x AS DOUBLE)`-style widening to double.
     ToDouble(Box<Expr>),
+    /// An integer times a decimal literal (`0.908 * price`, the literal
+    /// `unscaled / 10^scale`). Flink multiplies exactly in DECIMAL; the lab,
+    /// which has no DECIMAL, takes the exact product and rounds it to a
+    /// DOUBLE once, which is what Flink's product gives as a DOUBLE
+    /// (a double multiply would round twice: 108.96000000000001 for 108.96).
+    DecimalTimes {
+        expr: Box<Expr>,
+        unscaled: i64,
+        scale: u32,
+        /// Whether the literal was written first (for display).
+        literal_first: bool,
+    },
     /// `TO_TIMESTAMP_LTZ(n, precision)`: an integer count of `unit_ms`
     /// milliseconds since the epoch as a timestamp.
     ToTimestamp {
@@ -91,7 +103,45 @@ pub enum Expr {
     StringFn(StringFn, Vec<Expr>),
 }
 
+/// The double nearest `x * unscaled / 10^scale`, computed exactly.
+fn exact_product(x: i64, unscaled: i64, scale: u32) -> f64 {
+    let p = x as i128 * unscaled as i128;
+    // Up to 2^53 the product is exact as a double and 10^scale (scale <=
+    // 22) too, so one correctly rounded division gives the nearest double.
+    if p.unsigned_abs() <= 1 << 53 && scale <= 22 {
+        return p as f64 / 10f64.powi(scale as i32);
+    }
+    format!("{p}e-{scale}").parse().unwrap_or(f64::NAN)
+}
+
+/// A decimal literal as the nearest double.
+fn decimal_value(unscaled: i64, scale: u32) -> f64 {
+    exact_product(1, unscaled, scale)
+}
+
 impl Expr {
+    /// [`Expr::DecimalTimes`] as the multiplication it was written as (the
+    /// literal as a double), for display.
+    pub fn as_multiply(&self) -> Expr {
+        match self {
+            Expr::DecimalTimes {
+                expr,
+                unscaled,
+                scale,
+                literal_first,
+            } => {
+                let lit = Expr::Literal(Value::Double(decimal_value(*unscaled, *scale)));
+                let x = (**expr).clone();
+                if *literal_first {
+                    Expr::bin(BinOp::Mul, lit, x)
+                } else {
+                    Expr::bin(BinOp::Mul, x, lit)
+                }
+            }
+            e => e.clone(),
+        }
+    }
+
     pub fn col(i: usize) -> Expr {
         Expr::Column(i)
     }
@@ -175,6 +225,16 @@ impl Expr {
                 v @ Value::Double(_) => v,
                 _ => Value::Null,
             },
+            Expr::DecimalTimes {
+                expr,
+                unscaled,
+                scale,
+                ..
+            } => match expr.eval(row) {
+                Value::Int(i) => Value::Double(exact_product(i, *unscaled, *scale)),
+                Value::Double(d) => Value::Double(d * decimal_value(*unscaled, *scale)),
+                _ => Value::Null,
+            },
             Expr::ToTimestamp { expr, unit_ms } => match expr.eval(row) {
                 Value::Int(i) => Value::Ts(i.wrapping_mul(*unit_ms)),
                 _ => Value::Null,
@@ -235,6 +295,17 @@ impl Expr {
             },
             Expr::Hash(e) => Expr::Hash(b(e)),
             Expr::ToDouble(e) => Expr::ToDouble(b(e)),
+            Expr::DecimalTimes {
+                expr,
+                unscaled,
+                scale,
+                literal_first,
+            } => Expr::DecimalTimes {
+                expr: b(expr),
+                unscaled: *unscaled,
+                scale: *scale,
+                literal_first: *literal_first,
+            },
             Expr::ToTimestamp { expr, unit_ms } => Expr::ToTimestamp {
                 expr: b(expr),
                 unit_ms: *unit_ms,
@@ -254,7 +325,7 @@ impl Expr {
                 r.columns(out);
             }
             Expr::Not(e) | Expr::Neg(e) | Expr::Hash(e) | Expr::ToDouble(e) => e.columns(out),
-            Expr::ToTimestamp { expr, .. } => expr.columns(out),
+            Expr::ToTimestamp { expr, .. } | Expr::DecimalTimes { expr, .. } => expr.columns(out),
             Expr::StringFn(_, args) => args.iter().for_each(|e| e.columns(out)),
             Expr::IsNull { expr, .. } => expr.columns(out),
             Expr::InList { expr, list, .. } => {
@@ -439,6 +510,7 @@ impl Expr {
             }
             Expr::Hash(e) => format!("HASH_CODE({})", r(e)),
             Expr::ToDouble(e) => format!("CAST({} AS DOUBLE)", r(e)),
+            Expr::DecimalTimes { .. } => r(&self.as_multiply()),
             Expr::ToTimestamp { expr, unit_ms } => {
                 format!(
                     "TO_TIMESTAMP_LTZ({}, {})",
@@ -463,6 +535,25 @@ impl fmt::Display for Expr {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_decimal_literal_times_an_integer_rounds_once() {
+        let e = Expr::DecimalTimes {
+            expr: Box::new(Expr::col(0)),
+            unscaled: 908,
+            scale: 3,
+            literal_first: true,
+        };
+        // A double multiply gives 108.96000000000001.
+        assert_ne!(0.908 * 120.0, 108.96);
+        assert_eq!(e.eval(&[Value::Int(120)]), Value::Double(108.96));
+        assert_eq!(e.eval(&[Value::Null]), Value::Null);
+        // Beyond 2^53 the exact product is still rounded once.
+        let big = i64::MAX / 1000;
+        let want: f64 = format!("{}e-3", big as i128 * 908).parse().unwrap();
+        assert_eq!(e.eval(&[Value::Int(big)]), Value::Double(want));
+        assert_eq!(e.render(&|i| format!("${i}")), "*(0.908, $0)");
+    }
+
     use super::*;
 
     #[test]

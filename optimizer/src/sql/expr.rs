@@ -471,6 +471,36 @@ pub(crate) fn interval_millis(iv: &ast::Interval) -> Result<i64, PlanError> {
     Ok(if negative { -ms } else { ms })
 }
 
+/// `literal * other` (or `other * literal`) of a decimal literal (`0.908`,
+/// at most 18 digits) and an integer, as [`Expr::DecimalTimes`]: exact, as
+/// Flink's DECIMAL product is.
+fn decimal_times(literal: &ast::Expr, other: &Typed, literal_first: bool) -> Option<Typed> {
+    let ast::Expr::Value(v) = literal else {
+        return None;
+    };
+    let ast::Value::Number(s, _) = &v.value else {
+        return None;
+    };
+    let (whole, fraction) = s.split_once('.')?;
+    let digits = format!("{whole}{fraction}");
+    if digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if !other.ty.is_some_and(|t| t.is_integer()) {
+        return None;
+    }
+    Some(Typed::new(
+        Expr::DecimalTimes {
+            expr: Box::new(other.expr.clone()),
+            unscaled: digits.parse().ok()?,
+            scale: fraction.len() as u32,
+            literal_first,
+        },
+        DataType::Double,
+        other.nullable,
+    ))
+}
+
 fn literal_number(s: &str, node: &impl Spanned) -> Result<Typed, PlanError> {
     if s.contains(['.', 'e', 'E']) {
         let d: f64 = s
@@ -928,6 +958,13 @@ impl<'a> Ctx<'a> {
         };
         let l = self.bind(left)?;
         let r = self.bind(right)?;
+        if bop == BinOp::Mul {
+            if let Some(t) =
+                decimal_times(left, &r, true).or_else(|| decimal_times(right, &l, false))
+            {
+                return Ok(t);
+            }
+        }
         match bop {
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
                 self.arithmetic(e, bop, l, r)

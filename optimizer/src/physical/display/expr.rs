@@ -102,6 +102,7 @@ pub fn render(e: &Expr, names: &[String], style: Style) -> String {
         }
         Expr::Hash(x) => format!("HASH_CODE({})", r(x)),
         Expr::ToDouble(x) => format!("CAST({} AS DOUBLE)", r(x)),
+        Expr::DecimalTimes { .. } => r(&e.as_multiply()),
         Expr::ToTimestamp { expr, unit_ms } => format!(
             "TO_TIMESTAMP_LTZ({}, {})",
             r(expr),

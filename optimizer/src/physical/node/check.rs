@@ -235,6 +235,10 @@ pub fn expr_type(at: &str, e: &Expr, types: &[DataType]) -> Result<Option<DataTy
             numeric(ty(x)?, "CAST AS DOUBLE")?;
             Some(DataType::Double)
         }
+        Expr::DecimalTimes { expr, .. } => {
+            numeric(ty(expr)?, "*")?;
+            Some(DataType::Double)
+        }
         Expr::ToTimestamp { expr, unit_ms } => {
             match ty(expr)? {
                 Some(t) if !t.is_integer() => {
