@@ -270,6 +270,7 @@ pub struct MultiJoinOperator {
     spec: MultiJoinSpec,
     sides: Vec<JoinSideState>,
     rows_visited: u64,
+    scratch: WalkScratch,
 }
 
 impl MultiJoinOperator {
@@ -293,10 +294,12 @@ impl MultiJoinOperator {
                 )
             })
             .collect::<OpResult<Vec<_>>>()?;
+        let scratch = WalkScratch::new(spec.inputs());
         Ok(MultiJoinOperator {
             spec,
             sides,
             rows_visited: 0,
+            scratch,
         })
     }
 
@@ -333,7 +336,7 @@ impl MultiJoinOperator {
             sides: &mut self.sides,
             key: &key,
             visited: &mut self.rows_visited,
-            cache: vec![None; n],
+            scratch: self.scratch.for_record(),
         };
         let mut prefixes = Vec::new();
         if j == 0 {
@@ -357,7 +360,7 @@ impl MultiJoinOperator {
             }
             if spec.is_left(j) {
                 p.truncate(plen);
-                let m: i64 = walk.scan(j, &mut p)?.iter().map(|s| s.count).sum();
+                let m = walk.match_count(j, &mut p)?;
                 let pad = match (accumulate, m) {
                     (true, 0) => Some(RowKind::Delete),
                     (false, 1) => Some(RowKind::Insert),
@@ -419,8 +422,34 @@ struct Walk<'a> {
     sides: &'a mut [JoinSideState],
     key: &'a [Value],
     visited: &'a mut u64,
-    /// Per input: its rows under `key`, once read.
-    cache: Vec<Option<Vec<Stored>>>,
+    scratch: &'a mut WalkScratch,
+}
+
+/// The walk's buffers, kept by the operator from record to record so a
+/// walk allocates nothing but the rows it emits: per input, its rows under
+/// the record's key (read once per record into buffers reused), and per
+/// depth, which of them match the partial result being extended (indices,
+/// not copies of the rows).
+struct WalkScratch {
+    rows: Vec<Vec<Stored>>,
+    read: Vec<bool>,
+    kept: Vec<Vec<usize>>,
+}
+
+impl WalkScratch {
+    fn new(inputs: usize) -> WalkScratch {
+        WalkScratch {
+            rows: (0..inputs).map(|_| Vec::new()).collect(),
+            read: vec![false; inputs],
+            kept: (0..inputs).map(|_| Vec::new()).collect(),
+        }
+    }
+
+    /// Ready for a new record (another key): nothing read yet.
+    fn for_record(&mut self) -> &mut WalkScratch {
+        self.read.fill(false);
+        self
+    }
 }
 
 impl Walk<'_> {
@@ -440,46 +469,67 @@ impl Walk<'_> {
             return Ok(());
         }
         let len = buf.len();
-        let matches = self.scan(depth, buf)?;
-        if matches.is_empty() {
-            if self.spec.is_left(depth) {
-                buf.resize(len + self.spec.arities[depth], Value::Null);
-                self.extend(depth + 1, to, buf, count, found)?;
-                buf.truncate(len);
-            }
-            return Ok(());
-        }
-        for m in matches {
-            buf.extend_from_slice(&m.row);
-            self.extend(depth + 1, to, buf, count * m.count, found)?;
+        // Each depth is on the walk's stack at most once: its index list
+        // is taken out while deeper depths use theirs, then put back.
+        let kept = self.scan(depth, buf)?;
+        if kept.is_empty() && self.spec.is_left(depth) {
+            buf.resize(len + self.spec.arities[depth], Value::Null);
+            self.extend(depth + 1, to, buf, count, found)?;
             buf.truncate(len);
         }
+        for &i in &kept {
+            let m = &self.scratch.rows[depth][i];
+            buf.extend_from_slice(&m.row);
+            let times = m.count;
+            self.extend(depth + 1, to, buf, count * times, found)?;
+            buf.truncate(len);
+        }
+        self.scratch.kept[depth] = kept;
         Ok(())
     }
 
-    /// The stored rows of input `depth` under the key that match the
-    /// partial result `buf` (inputs `0..depth`).
-    fn scan(&mut self, depth: usize, buf: &mut Row) -> OpResult<Vec<Stored>> {
-        if self.cache[depth].is_none() {
+    /// How many stored rows of input `depth` (with multiplicity) match the
+    /// partial result `buf`.
+    fn match_count(&mut self, depth: usize, buf: &mut Row) -> OpResult<i64> {
+        let kept = self.scan(depth, buf)?;
+        let rows = &self.scratch.rows[depth];
+        let m = kept.iter().map(|&i| rows[i].count).sum();
+        self.scratch.kept[depth] = kept;
+        Ok(m)
+    }
+
+    /// Which stored rows of input `depth` under the key match the partial
+    /// result `buf` (inputs `0..depth`), as indices into
+    /// `scratch.rows[depth]`; the list is the depth's buffer, taken out.
+    fn scan(&mut self, depth: usize, buf: &mut Row) -> OpResult<Vec<usize>> {
+        let scratch = &mut *self.scratch;
+        if !scratch.read[depth] {
             let visited = &mut *self.visited;
-            let all = self.sides[depth].matches(self.key, |_| {
-                *visited += 1;
-                true
-            })?;
-            self.cache[depth] = Some(all);
+            self.sides[depth].matches_into(
+                self.key,
+                |_| {
+                    *visited += 1;
+                    true
+                },
+                &mut scratch.rows[depth],
+            )?;
+            scratch.read[depth] = true;
         }
-        let rows = self.cache[depth].as_ref().expect("just filled");
-        let Some(cond) = self.spec.conditions[depth].as_ref() else {
-            return Ok(rows.clone());
-        };
-        let len = buf.len();
-        let mut kept = Vec::new();
-        for s in rows {
-            buf.extend_from_slice(&s.row);
-            if cond.is_true(buf) {
-                kept.push(s.clone());
+        let rows = &scratch.rows[depth];
+        let mut kept = std::mem::take(&mut scratch.kept[depth]);
+        kept.clear();
+        match self.spec.conditions[depth].as_ref() {
+            None => kept.extend(0..rows.len()),
+            Some(cond) => {
+                let len = buf.len();
+                for (i, s) in rows.iter().enumerate() {
+                    buf.extend_from_slice(&s.row);
+                    if cond.is_true(buf) {
+                        kept.push(i);
+                    }
+                    buf.truncate(len);
+                }
             }
-            buf.truncate(len);
         }
         Ok(kept)
     }
