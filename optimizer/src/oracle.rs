@@ -113,10 +113,16 @@ impl Arrival<'_> {
     /// source emitting its watermark after its batch by the rule of
     /// [`Arrival::watermarks_before`] on one clock (rows read from both),
     /// and the greatest watermark once it has no rows left.
-    pub fn two_input_watermarks_before(&self, tables: [(&str, &[Row]); 2]) -> [Vec<i64>; 2] {
+    /// Also returns, per table, the watermark its own source had emitted
+    /// before each row (what a one-input operator over it met).
+    pub fn two_input_watermarks_before(
+        &self,
+        tables: [(&str, &[Row]); 2],
+    ) -> ([Vec<i64>; 2], [Vec<i64>; 2]) {
         let b = self.batch_size.max(1);
         let exprs = tables.map(|(t, _)| (self.watermark)(t));
         let mut out: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
+        let mut own: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
         let mut current: [Option<i64>; 2] = [None, None];
         let mut emitted: [Option<i64>; 2] = [None, None];
         let mut emitted_at = [0u64; 2];
@@ -139,6 +145,10 @@ impl Arrival<'_> {
                     .unwrap_or(i64::MIN)
                     .min(emitted[1].unwrap_or(i64::MIN));
                 out[s].extend(std::iter::repeat_n(least, batch.len()));
+                own[s].extend(std::iter::repeat_n(
+                    emitted[s].unwrap_or(i64::MIN),
+                    batch.len(),
+                ));
                 if let Some(expr) = &exprs[s] {
                     for row in batch {
                         if let Some(t) = expr.eval(row).as_ts() {
@@ -159,7 +169,7 @@ impl Arrival<'_> {
                 }
             }
         }
-        out
+        (out, own)
     }
 }
 
@@ -167,10 +177,11 @@ impl Arrival<'_> {
 /// window columns) over two different tables, each side's late rows
 /// dropped: a side that is a window TVF over a table keeps a row in a
 /// window only when the window had not fired when the row reached the
-/// join ([`Arrival::two_input_watermarks_before`]); a side with an
-/// aggregate is evaluated as it is (a window aggregate emits a window
-/// before its watermark moves on, so nothing of it is late at the join).
-/// `None` when `plan` is not such a join.
+/// join ([`Arrival::two_input_watermarks_before`]); a side that is a
+/// window aggregate drops by its own late rule, with the watermarks its
+/// table's source emitted on the job's one clock (a window aggregate emits
+/// a window before its watermark moves on, so nothing of it is late at
+/// the join). `None` when `plan` is not such a join.
 fn window_join_sides(
     plan: &LogicalPlan,
     tables: &dyn Fn(&str) -> Vec<Row>,
@@ -197,15 +208,45 @@ fn window_join_sides(
         return None;
     }
     let (lrows, rrows) = (tables(&lt), tables(&rt));
-    let [lbefore, rbefore] =
+    let ([lbefore, rbefore], [lown, rown]) =
         arrival.two_input_watermarks_before([(&lt, lrows.as_slice()), (&rt, rrows.as_slice())]);
-    let side = |input: &LogicalPlan, rows: Vec<Row>, before: Vec<i64>| -> Vec<Row> {
-        match windowed_table(input) {
-            Some((_, time_col, window)) => on_time_windowed_rows(input, rows, &before, time_col, window),
-            None => evaluate_event_time(input, tables, arrival),
+    let side = |input: &LogicalPlan, rows: Vec<Row>, before: Vec<i64>, own: Vec<i64>| {
+        if let Some((_, time_col, window)) = windowed_table(input) {
+            return on_time_windowed_rows(input, rows, &before, time_col, window);
         }
+        let Some(LogicalPlan::Aggregate {
+            input: agg_input,
+            group_by,
+            aggs,
+            ..
+        }) = aggregate_below(input)
+        else {
+            return evaluate_event_time(input, tables, arrival);
+        };
+        let Some((_, time_col, window)) = windowed_table(agg_input) else {
+            return evaluate_event_time(input, tables, arrival);
+        };
+        let windowed = match window {
+            WindowSpec::Session { gap } => sessions(agg_input, group_by, rows, &own, time_col, gap),
+            _ => on_time_windowed_rows(agg_input, rows, &own, time_col, window),
+        };
+        above_window(input, aggregate(&windowed, group_by, aggs))
     };
-    Some((side(left, lrows, lbefore), side(right, rrows, rbefore)))
+    Some((
+        side(left, lrows, lbefore, lown),
+        side(right, rrows, rbefore, rown),
+    ))
+}
+
+/// The aggregate under a plan's projections and filters, if any.
+fn aggregate_below(plan: &LogicalPlan) -> Option<&LogicalPlan> {
+    match plan {
+        LogicalPlan::Project { input, .. } | LogicalPlan::Filter { input, .. } => {
+            aggregate_below(input)
+        }
+        LogicalPlan::Aggregate { .. } => Some(plan),
+        _ => None,
+    }
 }
 
 /// The one table a plan reads, through anything with one input.
