@@ -199,7 +199,11 @@ fn window_join_sides(
     };
     let (ls, le, _) = left.join_window_columns()?;
     let (rs, re, _) = right.join_window_columns()?;
-    let pairs: Vec<(usize, usize)> = left_keys.iter().copied().zip(right_keys.iter().copied()).collect();
+    let pairs: Vec<(usize, usize)> = left_keys
+        .iter()
+        .copied()
+        .zip(right_keys.iter().copied())
+        .collect();
     if !pairs.contains(&(ls, rs)) || !pairs.contains(&(le, re)) {
         return None;
     }

@@ -488,7 +488,8 @@ proptest! {
 #[test]
 fn window_join_drops_late_rows() {
     let t0 = 1_700_000_000_000i64;
-    let row = |k: i64, v: i64, ts: i64| Change::insert(vec![Value::Int(k), Value::Int(v), Value::Ts(ts)]);
+    let row =
+        |k: i64, v: i64, ts: i64| Change::insert(vec![Value::Int(k), Value::Int(v), Value::Ts(ts)]);
     let mut sources = MemSources::default();
     sources.0.insert(
         "l".into(),
@@ -496,7 +497,11 @@ fn window_join_drops_late_rows() {
     );
     sources.0.insert(
         "r".into(),
-        vec![row(0, 5, t0 + 500), row(0, 6, t0 + 31_000), row(0, 7, t0 + 2_000)],
+        vec![
+            row(0, 5, t0 + 500),
+            row(0, 6, t0 + 31_000),
+            row(0, 7, t0 + 2_000),
+        ],
     );
     let overrides = [
         ("state.backend.type", "hashmap".to_string()),
@@ -508,5 +513,8 @@ fn window_join_drops_late_rows() {
     // The third rows of both sides reach the joins after the watermark
     // passed t0 + 28 s: dropped by the four TVF joins (the LEFT HOP join
     // twice per row), and by the two window aggregates.
-    assert_eq!(check_joins(&sources, &overrides).unwrap(), 2 + 4 + 2 + 2 + 2);
+    assert_eq!(
+        check_joins(&sources, &overrides).unwrap(),
+        2 + 4 + 2 + 2 + 2
+    );
 }

@@ -76,7 +76,10 @@ fn counter(outcome: &InsertOutcome, name: &str) -> u64 {
 }
 
 /// The rows of the CSV files as the tables read them, for the oracle.
-fn table_rows(dir: &Path, sql: &str) -> std::collections::HashMap<String, Vec<operators::value::Row>> {
+fn table_rows(
+    dir: &Path,
+    sql: &str,
+) -> std::collections::HashMap<String, Vec<operators::value::Row>> {
     let out = run_script(
         &format!(
             "{sql}
@@ -125,7 +128,10 @@ fn run_itcase(out_table: &str, query: &str) -> (Vec<String>, u64) {
                     assert_eq!(s.metrics.entries, 0, "{} {}", stage.name, s.name);
                 }
             }
-            assert!(out[0].changelog.iter().all(|c| c.kind == operators::changelog::RowKind::Insert));
+            assert!(out[0]
+                .changelog
+                .iter()
+                .all(|c| c.kind == operators::changelog::RowKind::Insert));
             let mut rows: Vec<String> = out[0].changelog.iter().map(|c| c.to_string()).collect();
             rows.sort();
             let late = counter(&out[0], "leftNumLateRecordsDropped")
@@ -173,7 +179,11 @@ fn run_itcase(out_table: &str, query: &str) -> (Vec<String>, u64) {
         &mut |_, _| {},
     )
     .unwrap();
-    assert_eq!(out[0].sink_report().result.clone().unwrap(), expected, "oracle");
+    assert_eq!(
+        out[0].sink_report().result.clone().unwrap(),
+        expected,
+        "oracle"
+    );
     seen.unwrap()
 }
 
@@ -247,12 +257,30 @@ fn inner_join_on_window_tvfs() {
     assert_eq!(
         rows,
         [
-            format!("+I[2020-10-10 00:00:06.000, 6, Hi, b, {}, 3, Hello, b]", w("05", "10", "09.999")),
-            format!("+I[2020-10-10 00:00:06.000, 6, Hi, b, {}, 6, Hi, b]", w("05", "10", "09.999")),
-            format!("+I[2020-10-10 00:00:07.000, 3, Hello, b, {}, 3, Hello, b]", w("05", "10", "09.999")),
-            format!("+I[2020-10-10 00:00:07.000, 3, Hello, b, {}, 6, Hi, b]", w("05", "10", "09.999")),
-            format!("+I[2020-10-10 00:00:16.000, 4, Hi, b, {}, 4, Hi, b]", w("15", "20", "19.999")),
-            format!("+I[2020-10-10 00:00:34.000, 1, Comment#3, b, {}, 1, Comment#3, b]", w("30", "35", "34.999")),
+            format!(
+                "+I[2020-10-10 00:00:06.000, 6, Hi, b, {}, 3, Hello, b]",
+                w("05", "10", "09.999")
+            ),
+            format!(
+                "+I[2020-10-10 00:00:06.000, 6, Hi, b, {}, 6, Hi, b]",
+                w("05", "10", "09.999")
+            ),
+            format!(
+                "+I[2020-10-10 00:00:07.000, 3, Hello, b, {}, 3, Hello, b]",
+                w("05", "10", "09.999")
+            ),
+            format!(
+                "+I[2020-10-10 00:00:07.000, 3, Hello, b, {}, 6, Hi, b]",
+                w("05", "10", "09.999")
+            ),
+            format!(
+                "+I[2020-10-10 00:00:16.000, 4, Hi, b, {}, 4, Hi, b]",
+                w("15", "20", "19.999")
+            ),
+            format!(
+                "+I[2020-10-10 00:00:34.000, 1, Comment#3, b, {}, 1, Comment#3, b]",
+                w("30", "35", "34.999")
+            ),
         ]
     );
     // The 00:00:04 row of each side comes after the watermark passed 00:00:07.
@@ -272,7 +300,10 @@ fn outer_joins_on_window_tvfs_match_the_oracle() {
 
 #[test]
 fn explain_prints_flinks_window_join() {
-    let sql = format!("{TABLES}{AGG_OUT}\nEXPLAIN INSERT INTO out_rows {};", agg_query("JOIN"));
+    let sql = format!(
+        "{TABLES}{AGG_OUT}\nEXPLAIN INSERT INTO out_rows {};",
+        agg_query("JOIN")
+    );
     let plan = explain_script(&sql, &[]).unwrap();
     assert!(
         plan.contains(
@@ -291,7 +322,10 @@ fn refuses_one_window_equality_and_different_windows() {
         tvf_query("JOIN").replace("AND L.window_end = R.window_end ", "")
     );
     let err = explain_script(&one, &[]).unwrap_err().to_string();
-    assert!(err.contains("window join requires JOIN ON condition must contain both window starts"), "{err}");
+    assert!(
+        err.contains("window join requires JOIN ON condition must contain both window starts"),
+        "{err}"
+    );
     let hop = format!(
         "{TABLES}{TVF_OUT}\nEXPLAIN INSERT INTO out_rows {};",
         tvf_query("JOIN").replacen(
@@ -330,8 +364,14 @@ fn example_full_outer_window_join() {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-            let out = run_script(&sql, examples, &overrides, RunOptions::keep_all(), &mut |_, _| {})
-                .unwrap();
+            let out = run_script(
+                &sql,
+                examples,
+                &overrides,
+                RunOptions::keep_all(),
+                &mut |_, _| {},
+            )
+            .unwrap();
             let mut rows: Vec<String> = out[0].changelog.iter().map(|c| c.to_string()).collect();
             if parallelism == "1" {
                 assert_eq!(rows, expected, "{backend}");

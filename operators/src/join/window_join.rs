@@ -292,11 +292,21 @@ mod tests {
                 (JoinType::Inner, vec![(i(1), i(10)), (i(1), i(11))]),
                 (
                     JoinType::Left,
-                    vec![(i(1), i(10)), (i(1), i(11)), (i(2), n.clone()), (i(3), n.clone())],
+                    vec![
+                        (i(1), i(10)),
+                        (i(1), i(11)),
+                        (i(2), n.clone()),
+                        (i(3), n.clone()),
+                    ],
                 ),
                 (
                     JoinType::Right,
-                    vec![(i(1), i(10)), (i(1), i(11)), (n.clone(), i(12)), (n.clone(), i(13))],
+                    vec![
+                        (i(1), i(10)),
+                        (i(1), i(11)),
+                        (n.clone(), i(12)),
+                        (n.clone(), i(13)),
+                    ],
                 ),
                 (
                     JoinType::Full,
@@ -314,7 +324,11 @@ mod tests {
                 let mut out = Vec::new();
                 o.process(
                     0,
-                    vec![row(Some("a"), 1, 10), row(None, 2, 10), row(Some("c"), 3, 20)],
+                    vec![
+                        row(Some("a"), 1, 10),
+                        row(None, 2, 10),
+                        row(Some("c"), 3, 20),
+                    ],
                     &mut out,
                 )
                 .unwrap();

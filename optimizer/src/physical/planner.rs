@@ -410,7 +410,11 @@ fn window_join(
     else {
         return Ok(None);
     };
-    let pairs: Vec<(usize, usize)> = left_keys.iter().copied().zip(right_keys.iter().copied()).collect();
+    let pairs: Vec<(usize, usize)> = left_keys
+        .iter()
+        .copied()
+        .zip(right_keys.iter().copied())
+        .collect();
     let starts = pairs.contains(&(ls, rs));
     let ends = pairs.contains(&(le, re));
     if !starts && !ends {

@@ -105,7 +105,8 @@ impl NodeSpec for WindowJoin {
             );
             e.attrs.push(same(attr, w.window.explain(&first)));
         }
-        e.attrs.push(same("joinType", join_type_name(self.join_type)));
+        e.attrs
+            .push(same("joinType", join_type_name(self.join_type)));
         e.attrs.push(exprs("where", |s| {
             join_condition(
                 &out,
