@@ -174,7 +174,7 @@ impl Arrival<'_> {
 }
 
 /// The inputs of a window join (both sides windowed, joined on both
-/// window columns) over two different tables, each side's late rows
+/// window columns) over two tables, or one read once, each side's late rows
 /// dropped: a side that is a window TVF over a table keeps a row in a
 /// window only when the window had not fired when the row reached the
 /// join ([`Arrival::two_input_watermarks_before`]); a side that is a
@@ -208,12 +208,15 @@ fn window_join_sides(
         return None;
     }
     let (lt, rt) = (source_table(left)?, source_table(right)?);
-    if lt == rt {
-        return None;
-    }
     let (lrows, rrows) = (tables(&lt), tables(&rt));
-    let ([lbefore, rbefore], [lown, rown]) =
-        arrival.two_input_watermarks_before([(&lt, lrows.as_slice()), (&rt, rrows.as_slice())]);
+    let ([lbefore, rbefore], [lown, rown]) = if lt == rt {
+        // A self-join reads its table once (the planner reuses the scan):
+        // both sides meet that source's watermarks.
+        let before = arrival.watermarks_before(&lt, &lrows);
+        ([before.clone(), before.clone()], [before.clone(), before])
+    } else {
+        arrival.two_input_watermarks_before([(&lt, lrows.as_slice()), (&rt, rrows.as_slice())])
+    };
     let side = |input: &LogicalPlan, rows: Vec<Row>, before: Vec<i64>, own: Vec<i64>| {
         if let Some((_, time_col, window)) = windowed_table(input) {
             return on_time_windowed_rows(input, rows, &before, time_col, window);
