@@ -348,7 +348,7 @@ fn a_record_behind_the_watermark_joins_an_open_session() {
 }
 
 /// Window joins: two tables, out of order (some rows late at the join),
-/// joined on TUMBLE and HOP windows directly and after window aggregates,
+/// joined on TUMBLE, HOP and CUMULATE windows directly and after window aggregates,
 /// INNER, LEFT, RIGHT and FULL; and a self-join (one source).
 const JOIN_SCRIPT: &str = "
 CREATE TABLE l (k INT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND)
@@ -361,6 +361,7 @@ CREATE TABLE right_out (k INT, lv BIGINT, rk INT, rv BIGINT, we TIMESTAMP(3)) WI
 CREATE TABLE full_out (k INT, lv BIGINT, rk INT, rv BIGINT) WITH ('connector' = 'blackhole');
 CREATE TABLE agg_out (k INT, ws TIMESTAMP(3), lc BIGINT, rs BIGINT) WITH ('connector' = 'blackhole');
 CREATE TABLE self_out (k INT, lv BIGINT, rv BIGINT, we TIMESTAMP(3)) WITH ('connector' = 'blackhole');
+CREATE TABLE cumulate_join_out (k INT, lv BIGINT, rv BIGINT, we TIMESTAMP(3)) WITH ('connector' = 'blackhole');
 INSERT INTO inner_out
 SELECT L.k, L.v, L.window_start, L.window_end, R.v
 FROM (SELECT * FROM TABLE(TUMBLE(TABLE l, DESCRIPTOR(ts), INTERVAL '5' SECOND))) L
@@ -393,6 +394,11 @@ SELECT L.k, L.v, R.v, L.window_end
 FROM (SELECT * FROM TABLE(TUMBLE(TABLE l, DESCRIPTOR(ts), INTERVAL '5' SECOND))) L
 JOIN (SELECT * FROM TABLE(TUMBLE(TABLE l, DESCRIPTOR(ts), INTERVAL '5' SECOND)) WHERE v > 30) R
 ON L.window_start = R.window_start AND L.window_end = R.window_end AND L.k = R.k;
+INSERT INTO cumulate_join_out
+SELECT L.k, L.v, R.v, L.window_end
+FROM (SELECT * FROM TABLE(CUMULATE(TABLE l, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND))) L
+JOIN (SELECT * FROM TABLE(CUMULATE(TABLE r, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND))) R
+ON L.window_start = R.window_start AND L.window_end = R.window_end AND L.k = R.k AND L.v <> R.v;
 ";
 
 fn join_inputs() -> impl Strategy<Value = MemSources> {
@@ -520,9 +526,12 @@ fn window_join_drops_late_rows() {
     // passed t0 + 28 s: dropped by the four TVF joins (the LEFT HOP join
     // twice per row), and by the two window aggregates; the self-join
     // drops the left's third row on its left side (its v 3 is not above
-    // 30, so the right side never sees it).
+    // 30, so the right side never sees it); the CUMULATE join drops each
+    // third row in both its windows ([t0 - 5 s, t0 + 5 s)
+    // and [t0 - 5 s, t0 + 10 s): cumulating windows start at multiples of
+    // 15 s, and t0 is 5 s past one).
     assert_eq!(
         check_joins(&sources, &overrides).unwrap(),
-        2 + 4 + 2 + 2 + 2 + 1
+        2 + 4 + 2 + 2 + 2 + 1 + 4
     );
 }
