@@ -311,15 +311,36 @@ impl LogicalPlan {
     /// and their window, when it is a window TVF with projections and
     /// filters over it that keep both columns as they are.
     pub fn window_columns(&self) -> Option<(usize, usize, operators::window::WindowSpec)> {
+        self.window_columns_through(false)
+    }
+
+    /// [`LogicalPlan::window_columns`], also through aggregates grouped by
+    /// both window columns (a window aggregate's output keeps its window,
+    /// as Flink's window properties do): what a window join joins.
+    pub fn join_window_columns(&self) -> Option<(usize, usize, operators::window::WindowSpec)> {
+        self.window_columns_through(true)
+    }
+
+    fn window_columns_through(
+        &self,
+        aggregates: bool,
+    ) -> Option<(usize, usize, operators::window::WindowSpec)> {
         match self {
             LogicalPlan::WindowTvf { input, window, .. } => {
                 let n = input.schema().len();
                 Some((n, n + 1, *window))
             }
-            LogicalPlan::Filter { input, .. } => input.window_columns(),
+            LogicalPlan::Filter { input, .. } => input.window_columns_through(aggregates),
             LogicalPlan::Project { input, exprs, .. } => {
-                let (s, e, window) = input.window_columns()?;
+                let (s, e, window) = input.window_columns_through(aggregates)?;
                 let at = |c: usize| exprs.iter().position(|x| *x == Expr::Column(c));
+                Some((at(s)?, at(e)?, window))
+            }
+            LogicalPlan::Aggregate {
+                input, group_by, ..
+            } if aggregates => {
+                let (s, e, window) = input.window_columns_through(false)?;
+                let at = |c: usize| group_by.iter().position(|&g| g == c);
                 Some((at(s)?, at(e)?, window))
             }
             _ => None,

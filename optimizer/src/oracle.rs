@@ -106,6 +106,165 @@ impl Arrival<'_> {
     }
 }
 
+impl Arrival<'_> {
+    /// The watermark a two-input operator (the least of its inputs') had
+    /// when each row of two tables reached it, the tables read as the job
+    /// reads its sources: one batch of each in turn, the left first, each
+    /// source emitting its watermark after its batch by the rule of
+    /// [`Arrival::watermarks_before`] on one clock (rows read from both),
+    /// and the greatest watermark once it has no rows left.
+    /// Also returns, per table, the watermark its own source had emitted
+    /// before each row (what a one-input operator over it met).
+    pub fn two_input_watermarks_before(
+        &self,
+        tables: [(&str, &[Row]); 2],
+    ) -> ([Vec<i64>; 2], [Vec<i64>; 2]) {
+        let b = self.batch_size.max(1);
+        let exprs = tables.map(|(t, _)| (self.watermark)(t));
+        let mut out: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
+        let mut own: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
+        let mut current: [Option<i64>; 2] = [None, None];
+        let mut emitted: [Option<i64>; 2] = [None, None];
+        let mut emitted_at = [0u64; 2];
+        let mut done = [false; 2];
+        let mut pos = [0usize; 2];
+        let mut now = 0u64;
+        while !done.iter().all(|d| *d) {
+            for s in 0..2 {
+                if done[s] {
+                    continue;
+                }
+                let rows = tables[s].1;
+                let batch = &rows[pos[s]..(pos[s] + b).min(rows.len())];
+                if batch.is_empty() {
+                    done[s] = true;
+                    emitted[s] = Some(i64::MAX);
+                    continue;
+                }
+                let least = emitted[0]
+                    .unwrap_or(i64::MIN)
+                    .min(emitted[1].unwrap_or(i64::MIN));
+                out[s].extend(std::iter::repeat_n(least, batch.len()));
+                own[s].extend(std::iter::repeat_n(
+                    emitted[s].unwrap_or(i64::MIN),
+                    batch.len(),
+                ));
+                if let Some(expr) = &exprs[s] {
+                    for row in batch {
+                        if let Some(t) = expr.eval(row).as_ts() {
+                            current[s] = Some(current[s].map_or(t, |c| c.max(t)));
+                        }
+                    }
+                }
+                pos[s] += batch.len();
+                now += batch.len() as u64;
+                if let Some(w) = current[s] {
+                    let due = self.interval_ms == 0
+                        || emitted[s].is_none()
+                        || now - emitted_at[s] >= self.interval_ms;
+                    if due && emitted[s].is_none_or(|e| w > e) {
+                        emitted[s] = Some(w);
+                        emitted_at[s] = now;
+                    }
+                }
+            }
+        }
+        (out, own)
+    }
+}
+
+/// The inputs of a window join (both sides windowed, joined on both
+/// window columns) over two tables, or one read once, each side's late rows
+/// dropped: a side that is a window TVF over a table keeps a row in a
+/// window only when the window had not fired when the row reached the
+/// join ([`Arrival::two_input_watermarks_before`]); a side that is a
+/// window aggregate drops by its own late rule, with the watermarks its
+/// table's source emitted on the job's one clock (a window aggregate emits
+/// a window before its watermark moves on, so nothing of it is late at
+/// the join). `None` when `plan` is not such a join.
+fn window_join_sides(
+    plan: &LogicalPlan,
+    tables: &dyn Fn(&str) -> Vec<Row>,
+    arrival: &Arrival,
+) -> Option<(Vec<Row>, Vec<Row>)> {
+    let LogicalPlan::Join {
+        left,
+        right,
+        left_keys,
+        right_keys,
+        ..
+    } = plan
+    else {
+        return None;
+    };
+    let (ls, le, _) = left.join_window_columns()?;
+    let (rs, re, _) = right.join_window_columns()?;
+    let pairs: Vec<(usize, usize)> = left_keys
+        .iter()
+        .copied()
+        .zip(right_keys.iter().copied())
+        .collect();
+    if !pairs.contains(&(ls, rs)) || !pairs.contains(&(le, re)) {
+        return None;
+    }
+    let (lt, rt) = (source_table(left)?, source_table(right)?);
+    let (lrows, rrows) = (tables(&lt), tables(&rt));
+    let ([lbefore, rbefore], [lown, rown]) = if lt == rt {
+        // A self-join reads its table once (the planner reuses the scan):
+        // both sides meet that source's watermarks.
+        let before = arrival.watermarks_before(&lt, &lrows);
+        ([before.clone(), before.clone()], [before.clone(), before])
+    } else {
+        arrival.two_input_watermarks_before([(&lt, lrows.as_slice()), (&rt, rrows.as_slice())])
+    };
+    let side = |input: &LogicalPlan, rows: Vec<Row>, before: Vec<i64>, own: Vec<i64>| {
+        if let Some((_, time_col, window)) = windowed_table(input) {
+            return on_time_windowed_rows(input, rows, &before, time_col, window);
+        }
+        let Some(LogicalPlan::Aggregate {
+            input: agg_input,
+            group_by,
+            aggs,
+            ..
+        }) = aggregate_below(input)
+        else {
+            return evaluate_event_time(input, tables, arrival);
+        };
+        let Some((_, time_col, window)) = windowed_table(agg_input) else {
+            return evaluate_event_time(input, tables, arrival);
+        };
+        let windowed = match window {
+            WindowSpec::Session { gap } => sessions(agg_input, group_by, rows, &own, time_col, gap),
+            _ => on_time_windowed_rows(agg_input, rows, &own, time_col, window),
+        };
+        above_window(input, aggregate(&windowed, group_by, aggs))
+    };
+    Some((
+        side(left, lrows, lbefore, lown),
+        side(right, rrows, rbefore, rown),
+    ))
+}
+
+/// The aggregate under a plan's projections and filters, if any.
+fn aggregate_below(plan: &LogicalPlan) -> Option<&LogicalPlan> {
+    match plan {
+        LogicalPlan::Project { input, .. } | LogicalPlan::Filter { input, .. } => {
+            aggregate_below(input)
+        }
+        LogicalPlan::Aggregate { .. } => Some(plan),
+        _ => None,
+    }
+}
+
+/// The one table a plan reads, through anything with one input.
+fn source_table(plan: &LogicalPlan) -> Option<String> {
+    match plan {
+        LogicalPlan::Scan { table, .. } => Some(table.clone()),
+        LogicalPlan::Join { .. } | LogicalPlan::Union { .. } => None,
+        other => source_table(other.children()[0]),
+    }
+}
+
 /// [`evaluate`] with the late rule of window aggregates: an aggregate
 /// grouped by `window_start` and `window_end` of a window TVF over a table
 /// counts a row in a window only when the window had not fired when the
@@ -194,8 +353,10 @@ pub fn evaluate_event_time(
             residual,
             ..
         } => {
-            let left_rows = eval(left);
-            let right_rows = eval(right);
+            let (left_rows, right_rows) = match window_join_sides(plan, tables, arrival) {
+                Some(sides) => sides,
+                None => (eval(left), eval(right)),
+            };
             let left_width = left.schema().len();
             let right_width = right.schema().len();
             let mut out = Vec::new();
@@ -269,8 +430,19 @@ fn on_time_windowed(
 ) -> Vec<Row> {
     let rows = tables(table);
     let before = arrival.watermarks_before(table, &rows);
+    on_time_windowed_rows(input, rows, &before, time_col, window)
+}
+
+/// [`on_time_windowed`] over a table's `rows` and the watermark each met.
+fn on_time_windowed_rows(
+    input: &LogicalPlan,
+    rows: Vec<Row>,
+    before: &[i64],
+    time_col: usize,
+    window: WindowSpec,
+) -> Vec<Row> {
     let mut windowed = Vec::new();
-    for (row, wm) in rows.into_iter().zip(before) {
+    for (row, &wm) in rows.into_iter().zip(before) {
         let Some(t) = row[time_col].as_ts() else {
             continue;
         };

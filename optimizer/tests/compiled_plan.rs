@@ -187,12 +187,16 @@ fn bad_plans_point_at_the_field() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("p.json: line 2"), "{err}");
-    let unknown = good.replacen("stream-exec-join_1", "stream-exec-window-join_1", 1);
+    let unknown = good.replacen(
+        "stream-exec-join_1",
+        "stream-exec-python-group-aggregate_1",
+        1,
+    );
     let err = compiled_plan::load(&unknown, "p.json")
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("nodes[2].type: unknown node type 'stream-exec-window-join_1'"),
+        err.contains("nodes[2].type: unknown node type 'stream-exec-python-group-aggregate_1'"),
         "{err}"
     );
     let no_unit = good.replacen("\"ttl\": \"2000 ms\"", "\"ttl\": \"2000\"", 1);

@@ -166,6 +166,11 @@ fn q7_highest_bid() {
 }
 
 #[test]
+fn q8_monitor_new_users() {
+    check_all("q8");
+}
+
+#[test]
 fn q19_auction_top_10_by_price() {
     check_all("q19");
 }

@@ -10,6 +10,7 @@ pub mod mini_batch_join;
 pub mod multi_join;
 pub mod regular_join;
 pub mod store_writing_source;
+pub mod window_join;
 
 pub use delta_join::{DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec};
 pub use interval_join::{IntervalJoinOperator, IntervalJoinSpec};
@@ -20,3 +21,4 @@ pub use mini_batch_join::MiniBatchJoinOperator;
 pub use multi_join::{MultiJoinOperator, MultiJoinSpec};
 pub use regular_join::RegularJoinOperator;
 pub use store_writing_source::StoreWritingSource;
+pub use window_join::{WindowJoinOperator, WindowJoinSpec};

@@ -10,6 +10,8 @@
 //!   `table.exec.mini-batch.enabled` is on;
 //! - a `Deduplicate` partitioned by a window TVF's window becomes a
 //!   `WindowDeduplicate` over the TVF, hashed on its other keys;
+//! - a `Join` of two windowed inputs on both `window_start` and
+//!   `window_end` becomes a `WindowJoin` on its other keys;
 //! - an INNER `Join` whose condition bounds a rowtime attribute of each
 //!   insert-only input against the other becomes an `IntervalJoin`
 //!   (`physical/interval_bounds.rs`);
@@ -31,6 +33,7 @@ use super::node::source::Source;
 use super::node::union::Union;
 use super::node::window_aggregate::WindowAggregate;
 use super::node::window_deduplicate::WindowDeduplicate;
+use super::node::window_join::{InputWindow, WindowJoin};
 use super::node::window_table_function::WindowTableFunction;
 use super::plan::{JobSettings, PhysicalNode, PhysicalPlan, QueryPlan, SinkPlan};
 use super::rules::{PhysicalOptimizer, RuleContext};
@@ -348,6 +351,9 @@ fn translate(
                 state_ttl::ttl_for(hints.left_alias.as_deref(), &hints.state_ttl, config),
                 state_ttl::ttl_for(hints.right_alias.as_deref(), &hints.state_ttl, config),
             ];
+            if let Some(n) = window_join(left, right, &l, &r, plan, config)? {
+                return Ok(n);
+            }
             if let Some(n) = interval_join(left, right, &l, &r, plan, catalog, config) {
                 return Ok(n);
             }
@@ -372,6 +378,109 @@ fn translate(
             Join::over(l, r, join, schema.clone(), config.parallelism())
         }
     })
+}
+
+/// A join of two windowed inputs (window TVFs, or window aggregates, with
+/// Calcs between) on both `window_start` and `window_end` equalities, as
+/// Flink's `StreamPhysicalWindowJoinRule` plans it (`WindowJoinUtil`): a
+/// `WindowJoin` on the other keys; `None` when the keys hold neither
+/// equality. One equality without the other, or two different windows,
+/// is refused with Flink's message.
+fn window_join(
+    left: &LogicalPlan,
+    right: &LogicalPlan,
+    l: &PhysicalNode,
+    r: &PhysicalNode,
+    plan: &LogicalPlan,
+    config: &Config,
+) -> Result<Option<PhysicalNode>> {
+    let LogicalPlan::Join {
+        kind,
+        left_keys,
+        right_keys,
+        residual,
+        schema,
+        ..
+    } = plan
+    else {
+        return Ok(None);
+    };
+    let (Some((ls, le, lw)), Some((rs, re, rw))) =
+        (left.join_window_columns(), right.join_window_columns())
+    else {
+        return Ok(None);
+    };
+    let pairs: Vec<(usize, usize)> = left_keys
+        .iter()
+        .copied()
+        .zip(right_keys.iter().copied())
+        .collect();
+    let starts = pairs.contains(&(ls, rs));
+    let ends = pairs.contains(&(le, re));
+    if !starts && !ends {
+        return Ok(None);
+    }
+    if starts != ends {
+        return Err(PlanError::unsupported(
+            "Currently, window join requires JOIN ON condition must contain both window starts \
+             equality of input tables and window ends equality of input tables.",
+        ));
+    }
+    if lw != rw {
+        let spec = |w: operators::window::WindowSpec| w.explain("").replacen("(, ", "(", 1);
+        return Err(PlanError::unsupported(format!(
+            "Currently, window join doesn't support different window table function of left and \
+             right inputs.\nThe left window table function is {}.\nThe right window table \
+             function is {}.",
+            spec(lw),
+            spec(rw)
+        )));
+    }
+    if !lw.is_aligned() {
+        return Err(PlanError::unsupported(
+            "a window join over SESSION windows is not supported (TUMBLE, HOP and CUMULATE are)",
+        ));
+    }
+    if !l.is_insert_only() || !r.is_insert_only() {
+        return Ok(None);
+    }
+    let (keys_l, keys_r): (Vec<usize>, Vec<usize>) = pairs
+        .into_iter()
+        .filter(|p| *p != (ls, rs) && *p != (le, re))
+        .unzip();
+    let parallelism = if keys_l.is_empty() {
+        1
+    } else {
+        config.parallelism()
+    };
+    let join = WindowJoin {
+        join_type: match kind {
+            JoinKind::Inner => JoinType::Inner,
+            JoinKind::Left => JoinType::Left,
+            JoinKind::Right => JoinType::Right,
+            JoinKind::Full => JoinType::Full,
+        },
+        left_keys: keys_l,
+        right_keys: keys_r,
+        residual: residual.clone(),
+        left_window: InputWindow {
+            window: lw,
+            window_start: ls,
+            window_end: le,
+        },
+        right_window: InputWindow {
+            window: rw,
+            window_start: rs,
+            window_end: re,
+        },
+    };
+    Ok(Some(PhysicalNode::new(
+        join,
+        vec![l.clone(), r.clone()],
+        schema.clone(),
+        None,
+        parallelism,
+    )))
 }
 
 /// An INNER join on keys whose condition bounds a rowtime attribute of

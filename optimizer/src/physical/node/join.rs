@@ -132,7 +132,7 @@ pub fn ordered_by_unique_key(
 }
 
 /// Flink's name of a join type.
-fn join_type_name(t: JoinType) -> &'static str {
+pub fn join_type_name(t: JoinType) -> &'static str {
     match t {
         JoinType::Inner => "InnerJoin",
         JoinType::Left => "LeftOuterJoin",

@@ -53,6 +53,7 @@ pub mod source;
 pub mod union;
 pub mod window_aggregate;
 pub mod window_deduplicate;
+pub mod window_join;
 pub mod window_table_function;
 
 use crate::error::Result;
@@ -267,6 +268,7 @@ node_kinds! {
     WindowDeduplicate(window_deduplicate::WindowDeduplicate),
     Rank(rank::Rank),
     IntervalJoin(interval_join::IntervalJoin),
+    WindowJoin(window_join::WindowJoin),
 }
 
 impl NodeKind {
