@@ -617,13 +617,31 @@ fn set_schemas(job: &mut Job, plans: &[PhysicalPlan], stages: &[Vec<StageId>]) {
                     node.spec().type_name(),
                     inputs.join(" "),
                     types(&node.schema),
-                    crate::physical::explain::describe(node)
+                    without_aliases(&crate::physical::explain::describe(node))
                 ),
             );
         }
         let table = &plan.sink.table;
         job.set_sink_schema(k, format!("{}({})", table.name, types(&table.schema)));
     }
+}
+
+/// A node's description without its output names (` AS cnt`): renaming
+/// an output column leaves the state as it was, as Flink's row
+/// serializers do not know field names.
+fn without_aliases(description: &str) -> String {
+    let mut out = String::with_capacity(description.len());
+    let mut rest = description;
+    while let Some(at) = rest.find(" AS ") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 4..];
+        let end = after
+            .find(|c: char| matches!(c, ',' | ']' | ')'))
+            .unwrap_or(after.len());
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Where and how often `config` asks for checkpoints, if it does.

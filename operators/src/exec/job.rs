@@ -337,6 +337,7 @@ impl JobBuilder {
             }
         }
         Ok(Job {
+            source_names: self.sources.iter().map(|s| s.name.clone()).collect(),
             sources: self.sources,
             stages,
             sinks: self.sinks,
@@ -374,6 +375,9 @@ pub struct JobOptions {
 
 pub struct Job {
     sources: Vec<SourceSlot>,
+    /// Each source's name (the sources are lent to the run loop while it
+    /// runs, their names stay here for checkpoints).
+    source_names: Vec<String>,
     stages: Vec<Stage>,
     sinks: Vec<SinkSlot>,
     options: JobOptions,

@@ -209,7 +209,7 @@ impl Job {
         let mut c = Checkpoint {
             id,
             sources: positions.to_vec(),
-            source_names: self.sources.iter().map(|s| s.name.clone()).collect(),
+            source_names: self.source_names.clone(),
             ..Checkpoint::default()
         };
         c.runtime.push(input_rows as i64);

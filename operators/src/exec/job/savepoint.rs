@@ -129,18 +129,18 @@ impl Job {
             ..Checkpoint::default()
         };
         resume.runtime.push(0);
-        for slot in &self.sources {
-            let at = c.source_names.iter().position(|n| *n == slot.name);
+        for name in &self.source_names {
+            let at = c.source_names.iter().position(|n| n == name);
             let read = at.map_or(0, |i| c.sources[i]);
             resume.sources.push(read);
-            resume.source_names.push(slot.name.clone());
+            resume.source_names.push(name.clone());
             // Not done, no watermark emitted: the source reads on from
             // its position and emits its watermarks anew.
             resume.runtime.extend([0; PER_SOURCE]);
             resume.runtime[0] += read as i64;
         }
         for (name, &read) in c.source_names.iter().zip(&c.sources) {
-            if read > 0 && !self.sources.iter().any(|s| s.name == *name) {
+            if read > 0 && !self.source_names.contains(name) {
                 dropped.push(format!("source '{name}': {read} row(s) read"));
             }
         }
