@@ -1,7 +1,7 @@
 //! Rescaling: a savepoint taken at parallelism 4 restores at 1, 2 and 8,
 //! and from the heap backend into RocksDB and back, to the final result of
 //! a run never interrupted, for random inputs and cut points, over an
-//! aggregate and a join. Each entry of the savepoint goes to the subtask
+//! aggregate and a join, one record at a time, in mini-batch bundles or local-global. Each entry of the savepoint goes to the subtask
 //! its key is routed to at the new parallelism.
 
 use optimizer::session::{run_script, InsertOutcome, RunOptions, TakeSavepoint};
@@ -40,8 +40,24 @@ LEFT JOIN t1 ON t0.tenant_id = t1.tenant_id;",
     )
 }
 
+/// 0: one record at a time; 1: mini-batch bundles of 20 records; 2: and
+/// local-global aggregation.
+fn strategy(which: u8) -> Vec<(String, String)> {
+    let keys = [
+        ("table.exec.mini-batch.enabled", "true"),
+        ("table.exec.mini-batch.allow-latency", "1 h"),
+        ("table.exec.mini-batch.size", "20"),
+        ("table.optimizer.agg-phase-strategy", "TWO_PHASE"),
+    ];
+    let n = [0, 3, 4][which as usize];
+    keys[..n]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 fn run(
-    sql: &str,
+    (sql, extra): (&str, &[(String, String)]),
     backend: &str,
     p: usize,
     take: Option<TakeSavepoint>,
@@ -55,6 +71,7 @@ fn run(
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
+    .chain(extra.iter().cloned())
     .collect();
     let opts = RunOptions {
         take_savepoint: take,
@@ -82,7 +99,7 @@ fn result(o: &InsertOutcome) -> Vec<String> {
 }
 
 fn savepoint(
-    sql: &str,
+    sql: (&str, &[(String, String)]),
     backend: &str,
     p: usize,
     dir: &Path,
@@ -99,7 +116,7 @@ fn savepoint(
     o.report.savepoint.clone().expect("a savepoint")
 }
 
-fn check(sql: &str, total_rows: u64, cut: f64, later: f64) {
+fn check(sql: (&str, &[(String, String)]), total_rows: u64, cut: f64, later: f64) {
     let whole = result(&run(sql, "hashmap", 1, None, None));
     let dir = tempfile::tempdir().unwrap();
     let first = (total_rows as f64 * cut) as u64;
@@ -132,15 +149,17 @@ proptest! {
     #[test]
     fn an_aggregate_s_savepoint_restores_at_any_parallelism_and_backend(
         rows in 100u64..600, seed in 0u64..1000, cut in 0.0f64..1.0, later in 0.0f64..0.5,
+        which in 0u8..3,
     ) {
-        check(&agg(rows, seed), rows, cut, later);
+        check((&agg(rows, seed), &strategy(which)), rows, cut, later);
     }
 
     #[test]
     fn a_join_s_savepoint_restores_at_any_parallelism_and_backend(
         rows in 100u64..600, seed in 0u64..1000, cut in 0.0f64..1.0, later in 0.0f64..0.5,
+        which in 0u8..3,
     ) {
         // Two sources of `rows` changes each.
-        check(&join(rows, seed), 2 * rows, cut, later);
+        check((&join(rows, seed), &strategy(which)), 2 * rows, cut, later);
     }
 }
