@@ -119,7 +119,12 @@ enum Command {
         /// Takes a savepoint at the first barrier after ROWS input rows
         /// and stops (Flink's `flink stop --savepointPath`); needs
         /// --savepoint-dir. The summary prints its path.
-        #[arg(long, value_name = "ROWS", requires = "savepoint_dir", conflicts_with = "savepoint_after")]
+        #[arg(
+            long,
+            value_name = "ROWS",
+            requires = "savepoint_dir",
+            conflicts_with = "savepoint_after"
+        )]
         stop_with_savepoint_after: Option<u64>,
         /// Takes a savepoint at the first barrier after ROWS input rows
         /// and goes on; needs --savepoint-dir.
@@ -690,7 +695,8 @@ fn main() -> ExitCode {
                     late: late.as_deref(),
                     from_checkpoint: from_checkpoint.as_deref(),
                     take_savepoint: savepoint_dir.as_deref().and_then(|dir| {
-                        let (after_rows, stop) = match (stop_with_savepoint_after, savepoint_after) {
+                        let (after_rows, stop) = match (stop_with_savepoint_after, savepoint_after)
+                        {
                             (Some(n), _) => (*n, true),
                             (None, Some(n)) => (*n, false),
                             (None, None) => return None,

@@ -81,9 +81,12 @@ fn a_run_stopped_with_a_savepoint_goes_on_to_the_same_files() {
     fresh(&reference);
     ok(&lab(&reference, &[]), "uninterrupted");
     let expected = files(&reference);
-    for (k, restore) in [["--from-savepoint", ""], ["--set", "execution.savepoint.path="]]
-        .into_iter()
-        .enumerate()
+    for (k, restore) in [
+        ["--from-savepoint", ""],
+        ["--set", "execution.savepoint.path="],
+    ]
+    .into_iter()
+    .enumerate()
     {
         let dir = tmp.path().join(format!("stopped-{k}"));
         fresh(&dir);
@@ -114,7 +117,12 @@ fn a_bad_savepoint_is_refused_and_nothing_is_overwritten() {
     fresh(dir);
     let out = lab(
         dir,
-        &["--stop-with-savepoint-after", "9000", "--savepoint-dir", "sp"],
+        &[
+            "--stop-with-savepoint-after",
+            "9000",
+            "--savepoint-dir",
+            "sp",
+        ],
     );
     let path = dir.join(printed_savepoint(&ok(&out, "stop with savepoint")));
     let metadata = path.join("_metadata");
@@ -123,7 +131,11 @@ fn a_bad_savepoint_is_refused_and_nothing_is_overwritten() {
     let mid = flipped.len() / 2;
     flipped[mid] ^= 1;
     let bad: [(&str, Option<Vec<u8>>, &str); 4] = [
-        ("truncated", Some(good[..good.len() - 10].to_vec()), "truncated"),
+        (
+            "truncated",
+            Some(good[..good.len() - 10].to_vec()),
+            "truncated",
+        ),
         ("corrupt", Some(flipped), "checksum"),
         ("not a savepoint", Some(b"hello".to_vec()), "bad header"),
         ("missing", None, "no checkpoint at"),

@@ -635,9 +635,7 @@ fn without_aliases(description: &str) -> String {
     while let Some(at) = rest.find(" AS ") {
         out.push_str(&rest[..at]);
         let after = &rest[at + 4..];
-        let end = after
-            .find(|c: char| matches!(c, ',' | ']' | ')'))
-            .unwrap_or(after.len());
+        let end = after.find([',', ']', ')']).unwrap_or(after.len());
         rest = &after[end..];
     }
     out.push_str(rest);
@@ -814,10 +812,8 @@ fn run_job(
         job.restore(c, &path).map_err(checkpoint_error)?;
     }
     if let Some(path) = &from_savepoint {
-        let c = operators::checkpoint::store::read(path)
-            .map_err(|e| checkpoint_error(e.into()))?;
-        let allow =
-            options.allow_non_restored_state || config.savepoint_ignore_unclaimed_state();
+        let c = operators::checkpoint::store::read(path).map_err(|e| checkpoint_error(e.into()))?;
+        let allow = options.allow_non_restored_state || config.savepoint_ignore_unclaimed_state();
         let restored = job
             .restore_savepoint(c, &path.display().to_string(), allow)
             .map_err(checkpoint_error)?;

@@ -598,7 +598,8 @@ fn a_checkpoint_interval_needs_a_directory() {
     assert_eq!(c.checkpointing_num_retained(), 1);
     assert!(c.set("execution.checkpointing.num-retained", "0").is_err());
     assert_eq!(c.savepoint_path(), None);
-    c.set("execution.savepoint.path", "sp/savepoint-100").unwrap();
+    c.set("execution.savepoint.path", "sp/savepoint-100")
+        .unwrap();
     assert_eq!(
         c.savepoint_path(),
         Some(std::path::PathBuf::from("sp/savepoint-100"))

@@ -212,7 +212,10 @@ fn a_missing_short_or_corrupt_savepoint_is_refused_as_bad_input() {
         e.to_string()
     };
     let m = refused(&dir.path().join("savepoint-9"), "missing");
-    assert!(m.contains("no checkpoint at") && m.contains("savepoint-9"), "{m}");
+    assert!(
+        m.contains("no checkpoint at") && m.contains("savepoint-9"),
+        "{m}"
+    );
     std::fs::write(&file, &good[..good.len() / 2]).unwrap();
     assert!(refused(&path, "truncated").contains("truncated"));
     let mut bad = good.clone();
