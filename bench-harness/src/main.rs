@@ -116,6 +116,31 @@ enum Command {
         /// docs/checkpoints.md.
         #[arg(long, value_name = "latest|PATH")]
         from_checkpoint: Option<String>,
+        /// Takes a savepoint at the first barrier after ROWS input rows
+        /// and stops (Flink's `flink stop --savepointPath`); needs
+        /// --savepoint-dir. The summary prints its path.
+        #[arg(
+            long,
+            value_name = "ROWS",
+            requires = "savepoint_dir",
+            conflicts_with = "savepoint_after"
+        )]
+        stop_with_savepoint_after: Option<u64>,
+        /// Takes a savepoint at the first barrier after ROWS input rows
+        /// and goes on; needs --savepoint-dir.
+        #[arg(long, value_name = "ROWS", requires = "savepoint_dir")]
+        savepoint_after: Option<u64>,
+        /// Where a savepoint is written (a `savepoint-<rows>` directory).
+        #[arg(long, value_name = "DIR")]
+        savepoint_dir: Option<PathBuf>,
+        /// Starts from a savepoint, into a job that may have changed: state
+        /// is matched to operators by uid; see docs/checkpoints.md.
+        #[arg(long, value_name = "PATH", conflicts_with = "from_checkpoint")]
+        from_savepoint: Option<PathBuf>,
+        /// With --from-savepoint: drops, and reports, state no operator of
+        /// the job claims instead of refusing the savepoint.
+        #[arg(long, requires = "from_savepoint")]
+        allow_non_restored_state: bool,
         /// Prints no progress bar.
         #[arg(long)]
         quiet: bool,
@@ -419,6 +444,9 @@ struct RunFiles<'a> {
     result: Option<&'a Path>,
     late: Option<&'a Path>,
     from_checkpoint: Option<&'a str>,
+    take_savepoint: Option<optimizer::session::TakeSavepoint<'a>>,
+    from_savepoint: Option<&'a Path>,
+    allow_non_restored_state: bool,
 }
 
 fn run(
@@ -445,6 +473,9 @@ fn run_sql(
         result,
         late,
         from_checkpoint,
+        take_savepoint,
+        from_savepoint,
+        allow_non_restored_state,
     } = files;
     let from_checkpoint = from_checkpoint.map(|f| match f {
         "latest" => optimizer::session::FromCheckpoint::Latest,
@@ -524,6 +555,9 @@ fn run_sql(
             changelog_to: changelog.map(|_| &open_changelog as &ChangelogWriterFactory),
             late_to: late.map(|_| &open_late as &optimizer::session::LateWriterFactory),
             from_checkpoint,
+            take_savepoint,
+            from_savepoint,
+            allow_non_restored_state,
         },
         &mut progress,
         &mut explained,
@@ -642,6 +676,11 @@ fn main() -> ExitCode {
             result,
             late,
             from_checkpoint,
+            stop_with_savepoint_after,
+            savepoint_after,
+            savepoint_dir,
+            from_savepoint,
+            allow_non_restored_state,
             quiet,
             engine,
             flink_rest,
@@ -655,10 +694,30 @@ fn main() -> ExitCode {
                     result: result.as_deref(),
                     late: late.as_deref(),
                     from_checkpoint: from_checkpoint.as_deref(),
+                    take_savepoint: savepoint_dir.as_deref().and_then(|dir| {
+                        let (after_rows, stop) = match (stop_with_savepoint_after, savepoint_after)
+                        {
+                            (Some(n), _) => (*n, true),
+                            (None, Some(n)) => (*n, false),
+                            (None, None) => return None,
+                        };
+                        Some(optimizer::session::TakeSavepoint {
+                            dir,
+                            after_rows,
+                            stop,
+                        })
+                    }),
+                    from_savepoint: from_savepoint.as_deref(),
+                    allow_non_restored_state: *allow_non_restored_state,
                 },
                 *quiet,
             ),
             flink::Engine::Flink => (|| {
+                if from_savepoint.is_some() || savepoint_dir.is_some() {
+                    return Err(Failure::input(
+                        "savepoint options are the lab's; they are not passed to Flink",
+                    ));
+                }
                 if from_checkpoint.is_some() {
                     return Err(Failure::input(
                         "--from-checkpoint resumes the lab's own checkpoints; it is not \

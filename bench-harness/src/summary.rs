@@ -137,6 +137,12 @@ pub fn render(o: &InsertOutcome) -> String {
             ms(k.time)
         );
     }
+    if let Some(p) = &r.savepoint {
+        let _ = writeln!(s, "  savepoint         {}", p.display());
+    }
+    for d in &r.non_restored {
+        let _ = writeln!(s, "  not restored      {d}");
+    }
     if o.config.state_backend() == StateBackendKind::RocksDb {
         let _ = writeln!(
             s,

@@ -195,6 +195,7 @@ impl SinkCollector {
             counts: self.counts.0,
             rows,
             committed,
+            schema: String::new(),
         })
     }
 

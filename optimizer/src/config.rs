@@ -51,6 +51,8 @@ pub const UID_FORMAT: &str = "table.exec.uid.format";
 pub const CHECKPOINTING_INTERVAL: &str = "execution.checkpointing.interval";
 pub const CHECKPOINTING_DIR: &str = "execution.checkpointing.dir";
 pub const CHECKPOINTING_NUM_RETAINED: &str = "execution.checkpointing.num-retained";
+pub const SAVEPOINT_PATH: &str = "execution.savepoint.path";
+pub const SAVEPOINT_IGNORE_UNCLAIMED_STATE: &str = "execution.savepoint.ignore-unclaimed-state";
 pub const ROCKSDB_BLOCK_CACHE_SIZE: &str = "state.backend.rocksdb.block.cache-size";
 pub const ROCKSDB_BLOCK_SIZE: &str = "state.backend.rocksdb.block.blocksize";
 pub const ROCKSDB_USE_BLOOM_FILTER: &str = "state.backend.rocksdb.use-bloom-filter";
@@ -351,6 +353,20 @@ static KEYS: &[KeyInfo] = &[
         ValueType::Integer { min: Some(1) },
         "1",
         "How many completed checkpoints are kept; older ones are deleted.",
+    ),
+    key(
+        SAVEPOINT_PATH,
+        ValueType::String,
+        "",
+        "The savepoint a run starts from (`lab run --from-savepoint`): its \
+         state is matched to the job's operators by uid and state name.",
+    ),
+    key(
+        SAVEPOINT_IGNORE_UNCLAIMED_STATE,
+        ValueType::Boolean,
+        "false",
+        "Drops, and reports, savepoint state no operator of the job claims \
+         (`--allow-non-restored-state`); otherwise such a savepoint is refused.",
     ),
     key(
         STATE_BACKEND_TYPE,
@@ -1030,6 +1046,19 @@ impl Config {
             Setting::Str(s) if !s.is_empty() => Some(PathBuf::from(s)),
             _ => None,
         }
+    }
+
+    /// `execution.savepoint.path`, if set.
+    pub fn savepoint_path(&self) -> Option<PathBuf> {
+        match self.setting(SAVEPOINT_PATH) {
+            Setting::Str(s) if !s.is_empty() => Some(PathBuf::from(s)),
+            _ => None,
+        }
+    }
+
+    /// `execution.savepoint.ignore-unclaimed-state`.
+    pub fn savepoint_ignore_unclaimed_state(&self) -> bool {
+        self.bool(SAVEPOINT_IGNORE_UNCLAIMED_STATE)
     }
 
     /// `execution.checkpointing.num-retained` (>= 1).

@@ -21,7 +21,7 @@ use crate::sql::{parse_script, Script};
 use datasets::OutputMode;
 use operators::changelog::Change;
 use operators::checkpoint::{Checkpoint, CheckpointStore};
-use operators::exec::CheckpointConfig;
+use operators::exec::{CheckpointConfig, SavepointConfig};
 use operators::exec::{Job, JobReport, SinkReport, StageId};
 use operators::operator::OpError;
 use operators::sink::{ChangeWriter, RowWriter};
@@ -104,6 +104,26 @@ pub struct RunOptions<'a> {
     /// Resume from a checkpoint: state, source positions and the committed
     /// part of every output file.
     pub from_checkpoint: Option<FromCheckpoint<'a>>,
+    /// Take a savepoint during the run (and maybe stop there).
+    pub take_savepoint: Option<TakeSavepoint<'a>>,
+    /// Start from a savepoint (also `execution.savepoint.path`): the job
+    /// may differ from the one that took it ([`Job::restore_savepoint`]).
+    pub from_savepoint: Option<&'a Path>,
+    /// Drop, and report, savepoint state the job does not claim
+    /// (`--allow-non-restored-state`; also
+    /// `execution.savepoint.ignore-unclaimed-state`).
+    pub allow_non_restored_state: bool,
+}
+
+/// The savepoint a run takes (`lab run --stop-with-savepoint-after ROWS
+/// --savepoint-dir DIR`, or `--savepoint-after ROWS` to go on).
+#[derive(Clone, Copy, Debug)]
+pub struct TakeSavepoint<'a> {
+    pub dir: &'a Path,
+    /// At the first barrier after this many input rows.
+    pub after_rows: u64,
+    /// Whether the run stops there (Flink's `stop --savepointPath`).
+    pub stop: bool,
 }
 
 impl RunOptions<'_> {
@@ -115,6 +135,9 @@ impl RunOptions<'_> {
             changelog_to: None,
             late_to: None,
             from_checkpoint: None,
+            take_savepoint: None,
+            from_savepoint: None,
+            allow_non_restored_state: false,
         }
     }
 }
@@ -517,7 +540,12 @@ pub fn run_parsed_explaining(
             }
         };
         jobs += 1;
-        if jobs > 1 && (checkpointing(&config).is_some() || options.from_checkpoint.is_some()) {
+        let snapshots = checkpointing(&config).is_some()
+            || options.from_checkpoint.is_some()
+            || options.take_savepoint.is_some()
+            || options.from_savepoint.is_some()
+            || config.savepoint_path().is_some();
+        if jobs > 1 && snapshots {
             return Err(RunError::Input(PlanError::unsupported(
                 "checkpoints are taken of a script that runs one job (one INSERT or one \
                  statement set); this one runs several"
@@ -559,6 +587,59 @@ fn set_uids(job: &mut Job, plans: &[PhysicalPlan], stages: &[Vec<StageId>], form
             }
         }
     }
+}
+
+/// Records the state layout of each stateful stage of `plans` (its
+/// kind, input and output row types and its description) and each sink's
+/// table and row type: what a savepoint restore checks.
+fn set_schemas(job: &mut Job, plans: &[PhysicalPlan], stages: &[Vec<StageId>]) {
+    let types = |s: &crate::logical::Schema| {
+        s.types()
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (k, (plan, stages)) in plans.iter().zip(stages).enumerate() {
+        for (node, &s) in plan.root.stage_nodes().into_iter().zip(stages) {
+            if node.spec().states().is_empty() {
+                continue;
+            }
+            let inputs: Vec<String> = node
+                .inputs
+                .iter()
+                .map(|i| format!("[{}]", types(&i.schema)))
+                .collect();
+            job.set_state_schema(
+                s,
+                format!(
+                    "{} {} -> [{}] {}",
+                    node.spec().type_name(),
+                    inputs.join(" "),
+                    types(&node.schema),
+                    without_aliases(&crate::physical::explain::describe(node))
+                ),
+            );
+        }
+        let table = &plan.sink.table;
+        job.set_sink_schema(k, format!("{}({})", table.name, types(&table.schema)));
+    }
+}
+
+/// A node's description without its output names (` AS cnt`): renaming
+/// an output column leaves the state as it was, as Flink's row
+/// serializers do not know field names.
+fn without_aliases(description: &str) -> String {
+    let mut out = String::with_capacity(description.len());
+    let mut rest = description;
+    while let Some(at) = rest.find(" AS ") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 4..];
+        let end = after.find([',', ']', ')']).unwrap_or(after.len());
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Where and how often `config` asks for checkpoints, if it does.
@@ -697,12 +778,25 @@ fn run_job(
     if config.uid_generation().applies(compiled) {
         set_uids(&mut job, &plans, &stages, config.uid_format());
     }
+    set_schemas(&mut job, &plans, &stages);
     let checkpoints = checkpointing(&config);
+    let from_savepoint = options
+        .from_savepoint
+        .map(Path::to_path_buf)
+        .or_else(|| config.savepoint_path());
+    if from_savepoint.is_some() && options.from_checkpoint.is_some() {
+        return Err(RunError::Input(PlanError::config(
+            "a run starts from a checkpoint or from a savepoint, not both".to_string(),
+        )));
+    }
     // Output files commit at checkpoints; a resumed run cuts each back to
     // what its checkpoint committed (in sink order: the file sink's rows,
     // then the changelog).
     let mut committed: Vec<std::vec::IntoIter<u64>> = vec![Vec::new().into_iter(); plans.len()];
-    let resumable = checkpoints.is_some() || options.from_checkpoint.is_some();
+    let resumable = checkpoints.is_some()
+        || options.from_checkpoint.is_some()
+        || options.take_savepoint.is_some()
+        || from_savepoint.is_some();
     if resumable && options.late_to.is_some() {
         return Err(RunError::Input(PlanError::unsupported(
             "--late is not yet written exactly once across checkpoints; run without \
@@ -716,6 +810,23 @@ fn run_job(
             committed[k] = s.committed.clone().into_iter();
         }
         job.restore(c, &path).map_err(checkpoint_error)?;
+    }
+    if let Some(path) = &from_savepoint {
+        let c = operators::checkpoint::store::read(path).map_err(|e| checkpoint_error(e.into()))?;
+        let allow = options.allow_non_restored_state || config.savepoint_ignore_unclaimed_state();
+        let restored = job
+            .restore_savepoint(c, &path.display().to_string(), allow)
+            .map_err(checkpoint_error)?;
+        for (k, files) in restored.committed.into_iter().enumerate().take(plans.len()) {
+            committed[k] = files.unwrap_or_default().into_iter();
+        }
+    }
+    if let Some(t) = options.take_savepoint {
+        job.take_savepoint(SavepointConfig {
+            dir: t.dir.to_path_buf(),
+            after_rows: t.after_rows,
+            stop: t.stop,
+        });
     }
     let mut mode = |k: usize| {
         if resumable {

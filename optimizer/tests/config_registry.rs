@@ -83,6 +83,8 @@ fn entries_list_every_key_in_canonical_text() {
         ("execution.checkpointing.interval", "0 ms"),
         ("execution.checkpointing.dir", ""),
         ("execution.checkpointing.num-retained", "1"),
+        ("execution.savepoint.path", ""),
+        ("execution.savepoint.ignore-unclaimed-state", "false"),
         ("state.backend.type", "hashmap"),
         ("table.exec.async-state.enabled", "false"),
         ("state.backend.rocksdb.block.cache-size", "8 mb"),
@@ -122,7 +124,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 47);
+    assert_eq!(keys.len(), 49);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(
@@ -595,6 +597,17 @@ fn a_checkpoint_interval_needs_a_directory() {
     );
     assert_eq!(c.checkpointing_num_retained(), 1);
     assert!(c.set("execution.checkpointing.num-retained", "0").is_err());
+    assert_eq!(c.savepoint_path(), None);
+    c.set("execution.savepoint.path", "sp/savepoint-100")
+        .unwrap();
+    assert_eq!(
+        c.savepoint_path(),
+        Some(std::path::PathBuf::from("sp/savepoint-100"))
+    );
+    assert!(!c.savepoint_ignore_unclaimed_state());
+    c.set("execution.savepoint.ignore-unclaimed-state", "true")
+        .unwrap();
+    assert!(c.savepoint_ignore_unclaimed_state());
     assert!(c.set("table.exec.uid.generation", "SOMETIMES").is_err());
     c.set("table.exec.uid.generation", "always").unwrap();
     assert_eq!(c.uid_generation(), optimizer::config::UidGeneration::Always);

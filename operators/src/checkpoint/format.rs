@@ -7,7 +7,7 @@ use crate::state::codec::{decode_all, encode_into};
 use crate::value::Row;
 use std::collections::BTreeMap;
 
-const MAGIC: &[u8; 8] = b"JLCKPT\0\x01";
+const MAGIC: &[u8; 8] = b"JLCKPT\0\x02";
 const HEADER: usize = 8 + 8 + 8;
 
 /// What a sink keeps between checkpoints.
@@ -20,6 +20,9 @@ pub struct SinkImage {
     pub rows: Vec<(Row, i64)>,
     /// Bytes of each of its output files committed by this checkpoint.
     pub committed: Vec<u64>,
+    /// The sink's table and row type: a savepoint restores a sink's result
+    /// and files only into a sink of the same schema.
+    pub schema: String,
 }
 
 /// One completed checkpoint of a job.
@@ -30,6 +33,9 @@ pub struct Checkpoint {
     pub id: u64,
     /// Rows read per source, in source order.
     pub sources: Vec<u64>,
+    /// Each source's name (its table), in source order: what a savepoint
+    /// matches a changed job's sources by.
+    pub source_names: Vec<String>,
     /// The executor's clocks and watermarks, as it lays them out.
     pub runtime: Vec<i64>,
     /// Every stateful operator's state, by operator uid.
@@ -118,6 +124,10 @@ impl Checkpoint {
         for &s in &self.sources {
             w.u64(s);
         }
+        w.u64(self.source_names.len() as u64);
+        for n in &self.source_names {
+            w.bytes(n.as_bytes());
+        }
         w.u64(self.runtime.len() as u64);
         for &r in &self.runtime {
             w.u64(r as u64);
@@ -125,6 +135,7 @@ impl Checkpoint {
         w.u64(self.operators.len() as u64);
         for (uid, op) in &self.operators {
             w.bytes(uid.as_bytes());
+            w.bytes(op.schema.as_bytes());
             w.u64(op.states.len() as u64);
             for (name, s) in &op.states {
                 w.bytes(name.as_bytes());
@@ -151,6 +162,7 @@ impl Checkpoint {
             for &c in &s.committed {
                 w.u64(c);
             }
+            w.bytes(s.schema.as_bytes());
         }
         let payload = w.0;
         let mut out = Vec::with_capacity(HEADER + payload.len());
@@ -188,11 +200,17 @@ impl Checkpoint {
             c.sources.push(r.u64()?);
         }
         for _ in 0..r.count()? {
+            c.source_names.push(r.string()?);
+        }
+        for _ in 0..r.count()? {
             c.runtime.push(r.u64()? as i64);
         }
         for _ in 0..r.count()? {
             let uid = r.string()?;
-            let mut op = OperatorImage::default();
+            let mut op = OperatorImage {
+                schema: r.string()?,
+                ..OperatorImage::default()
+            };
             for _ in 0..r.count()? {
                 let name = r.string()?;
                 let mut s = StateImage {
@@ -221,6 +239,7 @@ impl Checkpoint {
             for _ in 0..r.count()? {
                 s.committed.push(r.u64()?);
             }
+            s.schema = r.string()?;
             c.sinks.push(s);
         }
         if r.at != payload.len() {

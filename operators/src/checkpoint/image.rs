@@ -30,6 +30,10 @@ impl StateImage {
 /// Every state of one operator (all its subtasks), by state name.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OperatorImage {
+    /// The layout of its states (the operator's kind, input and output row
+    /// types and what it computes, as the planner describes them): a
+    /// savepoint restores into an operator of the same layout only.
+    pub schema: String,
     pub states: BTreeMap<String, StateImage>,
 }
 

@@ -91,13 +91,7 @@ impl CheckpointStore {
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
         }
-        std::fs::create_dir(&tmp).map_err(io(&tmp))?;
-        let bytes = c.encode();
-        let file = tmp.join(METADATA);
-        let mut f = std::fs::File::create(&file).map_err(io(&file))?;
-        f.write_all(&bytes).map_err(io(&file))?;
-        f.sync_all().map_err(io(&file))?;
-        drop(f);
+        let bytes = write_metadata(&tmp, c)?;
         if done.exists() {
             std::fs::remove_dir_all(&done).map_err(io(&done))?;
         }
@@ -109,8 +103,47 @@ impl CheckpointStore {
                 std::fs::remove_dir_all(&old).map_err(io(&old))?;
             }
         }
-        Ok(bytes.len() as u64)
+        Ok(bytes)
     }
+}
+
+/// Creates directory `tmp` and writes `c`'s `_metadata` file into it,
+/// synced. Returns the file's size in bytes.
+fn write_metadata(tmp: &Path, c: &Checkpoint) -> Result<u64, CheckpointError> {
+    std::fs::create_dir(tmp).map_err(io(tmp))?;
+    let bytes = c.encode();
+    let file = tmp.join(METADATA);
+    let mut f = std::fs::File::create(&file).map_err(io(&file))?;
+    f.write_all(&bytes).map_err(io(&file))?;
+    f.sync_all().map_err(io(&file))?;
+    Ok(bytes.len() as u64)
+}
+
+/// Writes `c` as a savepoint: a self-contained directory
+/// `<dir>/savepoint-<rows>` (`rows`: input rows read when it was taken)
+/// holding its `_metadata`, written under a temporary name and renamed
+/// when complete. An existing savepoint is never replaced. Returns the
+/// directory and the file's size in bytes.
+pub fn write_savepoint(
+    dir: &Path,
+    rows: u64,
+    c: &Checkpoint,
+) -> Result<(PathBuf, u64), CheckpointError> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let done = dir.join(format!("savepoint-{rows}"));
+    if done.exists() {
+        return Err(CheckpointError::Unsupported(format!(
+            "savepoint {} exists already; give another --savepoint-dir",
+            done.display()
+        )));
+    }
+    let tmp = dir.join(format!("savepoint-{rows}{IN_PROGRESS}"));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
+    }
+    let bytes = write_metadata(&tmp, c)?;
+    std::fs::rename(&tmp, &done).map_err(io(&done))?;
+    Ok((done, bytes))
 }
 
 /// Reads the checkpoint at `path`: a `_metadata` file, or a `chk-<id>`

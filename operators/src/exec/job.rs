@@ -1,8 +1,10 @@
 //! Building and running a job (see the module doc of [`super`]).
 
 mod checkpointing;
+mod savepoint;
 
 pub use checkpointing::CheckpointConfig;
+pub use savepoint::{SavepointConfig, SavepointRestore};
 
 use super::exchange::Exchange;
 use super::give_back::Returned;
@@ -140,6 +142,9 @@ struct Stage {
     /// The operator's uid: what its state is filed under in a checkpoint
     /// ([`JobBuilder::set_uid`]; by default its index and name).
     uid: Option<String>,
+    /// Its state layout, recorded in checkpoints and checked by a savepoint
+    /// restore ([`JobBuilder::set_state_schema`]).
+    schema: String,
     subtasks: Vec<Box<dyn Operator>>,
     load: Vec<SubtaskLoad>,
     /// Per subtask: ingestion time of the oldest record its open bundle holds.
@@ -156,12 +161,16 @@ struct Stage {
 }
 
 struct SourceSlot {
+    /// What a savepoint matches it by ([`JobBuilder::name_source`]).
+    name: String,
     source: Box<dyn ChangeSource>,
     outputs: Outputs,
 }
 
 struct SinkSlot {
     name: String,
+    /// Its table and row type ([`JobBuilder::set_sink_schema`]).
+    schema: String,
     collector: SinkCollector,
     /// (latency, rows) per partition delivered to this sink.
     latencies: Vec<(Duration, u64)>,
@@ -181,6 +190,7 @@ impl JobBuilder {
 
     pub fn add_source(&mut self, source: Box<dyn ChangeSource>) -> usize {
         self.sources.push(SourceSlot {
+            name: format!("source {}", self.sources.len()),
             source,
             outputs: Vec::new(),
         });
@@ -198,6 +208,7 @@ impl JobBuilder {
         self.stages.push(Stage {
             name: name.into(),
             uid: None,
+            schema: String::new(),
             subtasks,
             load: vec![SubtaskLoad::default(); n],
             held_since: vec![None; n],
@@ -223,10 +234,17 @@ impl JobBuilder {
         self.stages[stage].uid = Some(uid.into());
     }
 
+    /// Names a source (its table) for savepoints, which match a changed
+    /// job's sources by name.
+    pub fn name_source(&mut self, source: usize, name: impl Into<String>) {
+        self.sources[source].name = name.into();
+    }
+
     /// Adds a sink; `name` labels its report.
     pub fn add_sink(&mut self, name: impl Into<String>, collector: SinkCollector) -> SinkId {
         self.sinks.push(SinkSlot {
             name: name.into(),
+            schema: String::new(),
             collector,
             latencies: Vec::new(),
         });
@@ -319,6 +337,7 @@ impl JobBuilder {
             }
         }
         Ok(Job {
+            source_names: self.sources.iter().map(|s| s.name.clone()).collect(),
             sources: self.sources,
             stages,
             sinks: self.sinks,
@@ -329,6 +348,9 @@ impl JobBuilder {
             checkpointing: None,
             resume: None,
             checkpoint_counts: Default::default(),
+            savepoint: None,
+            savepoint_taken: None,
+            non_restored: Vec::new(),
         })
     }
 }
@@ -353,6 +375,9 @@ pub struct JobOptions {
 
 pub struct Job {
     sources: Vec<SourceSlot>,
+    /// Each source's name (the sources are lent to the run loop while it
+    /// runs, their names stay here for checkpoints).
+    source_names: Vec<String>,
     stages: Vec<Stage>,
     sinks: Vec<SinkSlot>,
     options: JobOptions,
@@ -369,6 +394,12 @@ pub struct Job {
     /// positions and runtime, applied when the run starts.
     resume: Option<crate::checkpoint::Checkpoint>,
     checkpoint_counts: super::metrics::CheckpointCounts,
+    /// The savepoint to take ([`Job::take_savepoint`]), until taken.
+    savepoint: Option<SavepointConfig>,
+    /// Where the savepoint went.
+    savepoint_taken: Option<std::path::PathBuf>,
+    /// State a savepoint held that this job dropped ([`Job::restore_savepoint`]).
+    non_restored: Vec<String>,
 }
 
 impl Job {
@@ -376,6 +407,17 @@ impl Job {
     /// place of the one it was built with.
     pub fn set_uid(&mut self, stage: StageId, uid: impl Into<String>) {
         self.stages[stage].uid = Some(uid.into());
+    }
+
+    /// Records the layout of a stage's state (checked by a savepoint
+    /// restore).
+    pub fn set_state_schema(&mut self, stage: StageId, schema: impl Into<String>) {
+        self.stages[stage].schema = schema.into();
+    }
+
+    /// Records a sink's table and row type (checked by a savepoint restore).
+    pub fn set_sink_schema(&mut self, sink: SinkId, schema: impl Into<String>) {
+        self.sinks[sink].schema = schema.into();
     }
 
     /// The uid each stage's state is filed under in a checkpoint.
@@ -605,8 +647,24 @@ impl Job {
                 next_id += 1;
                 last_checkpoint = input_rows;
             }
+            let savepoint = self.savepoint.as_ref().map(|s| (s.after_rows, s.stop));
+            if let Some((after, stop)) = savepoint {
+                if input_rows >= after && !done.iter().all(|d| *d) {
+                    self.write_savepoint(next_id, &positions, input_rows, &emitted, &done)?;
+                    if stop {
+                        // Flink's stop-with-savepoint: the job ends here,
+                        // its outputs as the savepoint committed them.
+                        return Ok(self.report(input_rows, start.elapsed()));
+                    }
+                }
+            }
         }
         self.flush_all()?;
+        // A savepoint asked for after more rows than the input has: taken
+        // once the input has ended.
+        if self.savepoint.is_some() {
+            self.write_savepoint(next_id, &positions, input_rows, &emitted, &done)?;
+        }
         // A final checkpoint once the input has ended (Flink's checkpoint
         // after tasks finish): the run's outputs are complete in it, so a
         // run killed while completing its files resumes from it.
@@ -942,6 +1000,8 @@ impl Job {
             sink_time: self.sink_time,
             sinks,
             checkpoints: self.checkpoint_counts,
+            savepoint: self.savepoint_taken.clone(),
+            non_restored: self.non_restored.clone(),
         }
     }
 }

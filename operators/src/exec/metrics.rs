@@ -130,6 +130,11 @@ pub struct JobReport {
     pub sinks: Vec<SinkReport>,
     /// The checkpoints this run took.
     pub checkpoints: CheckpointCounts,
+    /// The savepoint this run took: its directory.
+    pub savepoint: Option<std::path::PathBuf>,
+    /// State the savepoint this run started from held and this job dropped
+    /// (`--allow-non-restored-state`), one line per operator, source or sink.
+    pub non_restored: Vec<String>,
 }
 
 /// Checkpoints a run took, their total and last size, and the time spent

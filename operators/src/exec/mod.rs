@@ -61,8 +61,8 @@ pub mod metrics;
 
 pub use exchange::Exchange;
 
-pub use job::CheckpointConfig;
 pub use job::{ChangeSource, Job, JobBuilder, SinkId, StageId, Target};
+pub use job::{CheckpointConfig, SavepointConfig, SavepointRestore};
 pub use metrics::{
     CheckpointCounts, JobReport, LatencyStats, SinkReport, StageReport, SubtaskLoad,
 };

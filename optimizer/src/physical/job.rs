@@ -116,6 +116,7 @@ pub fn build_job(
         shared: HashMap::new(),
         split_reads,
         reads: HashMap::new(),
+        source_names: HashMap::new(),
         stages: Vec::new(),
         kinds_only_root: None,
     };
@@ -226,6 +227,8 @@ struct JobGraph<'a> {
     /// each was given.
     split_reads: HashSet<String>,
     reads: HashMap<String, usize>,
+    /// Reads added per table, to name each source.
+    source_names: HashMap<String, usize>,
     /// The stages of the plan being added, in `stage_nodes()` order.
     stages: Vec<StageId>,
     /// The root of the plan being added when its output goes only to a
@@ -234,6 +237,20 @@ struct JobGraph<'a> {
 }
 
 impl JobGraph<'_> {
+    /// Adds a source named after its table (`t`, then `t#2` for a second
+    /// read of it): what a savepoint matches sources by.
+    fn add_named_source(&mut self, table: &str, source: Box<dyn ChangeSource>) -> usize {
+        let s = self.b.add_source(source);
+        let n = self.source_names.entry(table.to_string()).or_insert(0);
+        *n += 1;
+        let name = match *n {
+            1 => table.to_string(),
+            n => format!("{table}#{n}"),
+        };
+        self.b.name_source(s, name);
+        s
+    }
+
     fn connect(&mut self, from: Out, target: Target, exchange: Exchange) {
         match from {
             Out::Source(s) => self.b.connect_source(s, target, exchange),
@@ -282,8 +299,8 @@ impl JobContext for JobGraph<'_> {
         ))
     }
 
-    fn add_source(&mut self, source: Box<dyn ChangeSource>) -> Out {
-        Out::Source(self.b.add_source(source))
+    fn add_source(&mut self, table: &str, source: Box<dyn ChangeSource>) -> Out {
+        Out::Source(self.add_named_source(table, source))
     }
 
     fn shared_read(&mut self, node: &PhysicalNode) -> Result<Option<Out>> {
@@ -297,7 +314,7 @@ impl JobContext for JobGraph<'_> {
         let read = match self.reads.get(&key) {
             Some(&s) => s,
             None => {
-                let s = self.b.add_source(self.open(&source.table)?);
+                let s = self.add_named_source(&source.table.name, self.open(&source.table)?);
                 self.reads.insert(key, s);
                 s
             }

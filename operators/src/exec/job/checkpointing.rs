@@ -30,9 +30,9 @@ pub struct CheckpointConfig {
 }
 
 /// Per source in [`Checkpoint::runtime`]: done, has emitted, watermark, at.
-const PER_SOURCE: usize = 4;
+pub(super) const PER_SOURCE: usize = 4;
 
-fn mismatch(path: &str, reason: String) -> OpError {
+pub(super) fn mismatch(path: &str, reason: String) -> OpError {
     OpError::Checkpoint(CheckpointError::Mismatch {
         path: path.to_string(),
         reason,
@@ -117,7 +117,7 @@ impl Job {
     }
 
     /// Gives each subtask of stage `s` the keys of `image` it owns.
-    fn restore_stage(&mut self, s: usize, image: &OperatorImage) -> OpResult<()> {
+    pub(super) fn restore_stage(&mut self, s: usize, image: &OperatorImage) -> OpResult<()> {
         let p = self.stages[s].subtasks.len();
         let hashed = matches!(self.input_exchange(s), Some(Exchange::Hash(_)));
         if p > 1 && !hashed && !image.is_empty() {
@@ -185,10 +185,31 @@ impl Job {
             return Ok(());
         };
         let t = Instant::now();
+        let c = self.snapshot(id, positions, input_rows, emitted, done)?;
+        let bytes = config.store.write(&c)?;
+        let k = &mut self.checkpoint_counts;
+        k.taken += 1;
+        k.bytes += bytes;
+        k.last_bytes = bytes;
+        k.time += t.elapsed();
+        Ok(())
+    }
+
+    /// Closes every bundle and takes the job's state as checkpoint `id`:
+    /// what a checkpoint and a savepoint both write.
+    pub(super) fn snapshot(
+        &mut self,
+        id: u64,
+        positions: &[u64],
+        input_rows: u64,
+        emitted: &[(Option<i64>, u64)],
+        done: &[bool],
+    ) -> OpResult<Checkpoint> {
         self.flush_all()?;
         let mut c = Checkpoint {
             id,
             sources: positions.to_vec(),
+            source_names: self.source_names.clone(),
             ..Checkpoint::default()
         };
         c.runtime.push(input_rows as i64);
@@ -201,7 +222,10 @@ impl Job {
             c.runtime.extend(&st.input_watermarks);
         }
         for st in &mut self.stages {
-            let mut image = OperatorImage::default();
+            let mut image = OperatorImage {
+                schema: st.schema.clone(),
+                ..OperatorImage::default()
+            };
             for op in st.subtasks.iter_mut() {
                 op.snapshot_state(&mut image)
                     .map_err(|e| naming(e, "checkpoint", &st.name))?;
@@ -212,20 +236,16 @@ impl Job {
             }
         }
         for sink in &mut self.sinks {
-            c.sinks.push(sink.collector.snapshot()?);
+            let mut image = sink.collector.snapshot()?;
+            image.schema = sink.schema.clone();
+            c.sinks.push(image);
         }
-        let bytes = config.store.write(&c)?;
-        let k = &mut self.checkpoint_counts;
-        k.taken += 1;
-        k.bytes += bytes;
-        k.last_bytes = bytes;
-        k.time += t.elapsed();
-        Ok(())
+        Ok(c)
     }
 }
 
 /// An operator's refusal, naming the operator.
-fn naming(e: OpError, what: &str, stage: &str) -> OpError {
+pub(super) fn naming(e: OpError, what: &str, stage: &str) -> OpError {
     match e {
         OpError::Spec(m) | OpError::Checkpoint(CheckpointError::Unsupported(m)) => {
             OpError::Spec(format!("{what} of {stage}: {m}"))

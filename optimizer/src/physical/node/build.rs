@@ -35,8 +35,8 @@ pub trait JobContext {
     /// A reader of the table.
     fn open(&self, table: &TableDef) -> Result<Box<dyn ChangeSource>>;
 
-    /// Adds a table read to the job.
-    fn add_source(&mut self, source: Box<dyn ChangeSource>) -> Out;
+    /// Adds a read of table `table` to the job.
+    fn add_source(&mut self, table: &str, source: Box<dyn ChangeSource>) -> Out;
 
     /// The whole-row read of `node`'s table when the job shares it with
     /// scans that filter or project otherwise (each applies its own Calc

@@ -195,7 +195,7 @@ impl super::NodeSpec for DeltaJoin {
             // job that reads its changelog.
             let src = StoreWritingSource::new(ctx.open(table)?, store.clone(), id)
                 .with_read_ahead(self.source_read_ahead);
-            inputs.push(ctx.add_source(Box::new(src)));
+            inputs.push(ctx.add_source(&table.name, Box::new(src)));
             tables.push(id);
         }
         let spec = DeltaJoinSpec {

@@ -435,6 +435,6 @@ impl super::NodeSpec for Source {
                 buf: Vec::new(),
             });
         }
-        Ok(ctx.add_source(src))
+        Ok(ctx.add_source(&self.table.name, src))
     }
 }
