@@ -99,11 +99,14 @@ pub trait NodeSpec {
     }
 
     /// Told whether its consumer needs update-before rows, records what it
-    /// must emit and answers whether its inputs must emit them. By default
-    /// the inputs must: operators that keep rows find what to retract by
-    /// the `-U`.
-    fn require_update_before(&mut self, _needed: bool) -> bool {
-        true
+    /// must emit and answers whether its inputs (`inputs`) must emit them:
+    /// `Some(true)` they must, `Some(false)` they need not, `None` it
+    /// cannot do without `-U` although its consumer needs none (Flink's
+    /// changelog inference then plans the whole query with `-U`, see
+    /// `physical/rules/update_before.rs`). By default the inputs must:
+    /// operators that keep rows find what to retract by the `-U`.
+    fn require_update_before(&mut self, _inputs: &[PhysicalNode], _needed: bool) -> Option<bool> {
+        Some(true)
     }
 
     /// Re-derives what it took from its inputs when it was made (its

@@ -249,8 +249,15 @@ impl super::NodeSpec for Source {
         true
     }
 
-    fn require_update_before(&mut self, needed: bool) -> bool {
-        needed
+    /// As a Calc over the scan: a fused filter on non-key columns of an
+    /// updating table needs the `-U`.
+    fn require_update_before(&mut self, _inputs: &[PhysicalNode], needed: bool) -> Option<bool> {
+        let changelog = datasets::source_changelog_mode(&self.table.options);
+        let key = self.table.primary_key.as_ref();
+        if !needed && super::calc::filter_drops_updates(self.predicate.as_ref(), changelog, key) {
+            return None;
+        }
+        Some(needed)
     }
 
     /// A table read: `Calc` over `[MiniBatchAssigner over] TableSourceScan`.
