@@ -13,7 +13,7 @@ mod common;
 use common::queries::{
     agg_variants, delta_inputs, inputs, join_variants, script, script_for, AGG_QUERIES,
     COMMA_JOIN_QUERIES, DELTA_DDL, JOIN_QUERIES, MATERIALIZED_QUERIES, OUTER_JOIN_QUERIES,
-    UNION_QUERIES,
+    UNION_QUERIES, UPSERT_QUERIES,
 };
 use common::{run_mem, MemSources};
 use operators::value::{cmp_rows, Row, Value};
@@ -214,6 +214,15 @@ proptest! {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn upsert_sinks_with_and_without_update_before_match_the_oracle(
+        sources in inputs(),
+        variant in prop::sample::select(join_variants()),
+        batch in prop_oneof![Just(1usize), Just(3), Just(1024)],
+    ) {
+        check_everywhere(&script_for(UPSERT_QUERIES), &sources, &variant, batch)?;
+    }
 
     #[test]
     fn a_materialized_sink_matches_the_oracle(

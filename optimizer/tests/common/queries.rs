@@ -405,6 +405,46 @@ pub const MATERIALIZED_QUERIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Upsert sinks over updating joins and filters: Flink's upsert-key rule
+/// plans some without `-U` (`physical/rules/update_before.rs`), the rest
+/// fall back to `-U` everywhere; all must hold the batch result.
+pub const UPSERT_QUERIES: &[(&str, &str)] = &[
+    (
+        // Both inputs' unique keys hold the join key: no -U.
+        "k INT, n BIGINT, mx INT, PRIMARY KEY (k) NOT ENFORCED",
+        "SELECT t.k, t.n, u.mx FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t \
+         JOIN (SELECT k, MAX(w) AS mx FROM b GROUP BY k) AS u ON t.k = u.k",
+    ),
+    (
+        // A residual on non-key columns: -U.
+        "k INT, n BIGINT, mx INT, PRIMARY KEY (k) NOT ENFORCED",
+        "SELECT t.k, t.n, u.mx FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t \
+         JOIN (SELECT k, MAX(w) AS mx FROM b GROUP BY k) AS u ON t.k = u.k AND t.n < u.mx",
+    ),
+    (
+        // The updating right side of a LEFT join: -U.
+        "k INT, n BIGINT, mx INT, PRIMARY KEY (k) NOT ENFORCED",
+        "SELECT t.k, t.n, u.mx FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t \
+         LEFT JOIN (SELECT k, MAX(w) AS mx FROM b GROUP BY k) AS u ON t.k = u.k",
+    ),
+    (
+        // A CDC table joined on its primary key: no -U needed from it.
+        "id INT, w INT, n BIGINT, PRIMARY KEY (id) NOT ENFORCED",
+        "SELECT b.id, b.w, t.n FROM b JOIN (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t \
+         ON b.id = t.k",
+    ),
+    (
+        // A filter on an aggregated value: -U.
+        "k INT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED",
+        "SELECT k, n FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t WHERE n < 3",
+    ),
+    (
+        // A filter on the key: no -U.
+        "k INT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED",
+        "SELECT k, n FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t WHERE k > 0",
+    ),
+];
+
 /// Delta join inputs: an insert-only table and an upsert table without
 /// deletes whose join key is part of its primary key, both indexed by `k`.
 pub const DELTA_DDL: &str = "
