@@ -121,6 +121,22 @@ fn infix_watermark(prefix: &str) -> String {
     prefix.to_string()
 }
 
+/// `src` read through a filter and projection (itself when there are none).
+pub fn with_calc(
+    src: Box<dyn ChangeSource>,
+    predicate: &Option<Expr>,
+    projection: &Option<Vec<Expr>>,
+) -> Box<dyn ChangeSource> {
+    if predicate.is_none() && projection.is_none() {
+        return src;
+    }
+    Box::new(CalcSource {
+        inner: src,
+        calc: CalcOperator::new(predicate.clone(), projection.clone()),
+        buf: Vec::new(),
+    })
+}
+
 /// A source with a fused Calc applied as it reads.
 struct CalcSource {
     inner: Box<dyn ChangeSource>,
