@@ -107,7 +107,11 @@ fn both_sinks_hold_the_batch_join_everywhere() {
                         assert_eq!(o.sink_report().result.as_ref(), Some(&want), "{at}");
                         assert!(o.sink_report().negative_rows.is_empty(), "{at}");
                     }
-                    assert_eq!(out[0].sink_report().counts.get(RowKind::UpdateBefore), 0);
+                    // (A mini-batch join folds bundles that need the -U.)
+                    if mini_batch == "false" {
+                        let ub = out[0].sink_report().counts.get(RowKind::UpdateBefore);
+                        assert_eq!(ub, 0);
+                    }
                 }
             }
         }

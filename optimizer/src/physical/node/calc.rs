@@ -85,28 +85,6 @@ fn project_key(key: Option<&Vec<usize>>, projection: Option<&[Expr]>) -> Option<
     }
 }
 
-/// Whether a filter over a changelog with updates can drop the `+U` of a
-/// row whose older version passed, so that without the `-U` the older
-/// version would stay in an upsert sink (Flink's `isNonUpsertKeyCondition`,
-/// FLINK-9528): it reads a column outside the unique key `key` (or there
-/// is none). A filter on key columns only treats every version of a key
-/// alike.
-pub fn filter_drops_updates(
-    predicate: Option<&Expr>,
-    changelog: ChangelogMode,
-    key: Option<&Vec<usize>>,
-) -> bool {
-    let Some(p) = predicate else {
-        return false;
-    };
-    if !(changelog.update_after || changelog.update_before) {
-        return false;
-    }
-    let mut cols = Vec::new();
-    p.columns(&mut cols);
-    !key.is_some_and(|k| cols.iter().all(|c| k.contains(c)))
-}
-
 /// Replaces column references of `e` by the projection's expressions.
 fn inline(e: &Expr, p: &[Expr]) -> Expr {
     e.replace_columns(&|i| p[i].clone())
@@ -142,10 +120,11 @@ impl super::NodeSpec for Calc {
     }
 
     /// Passes the need on, unless its filter reads columns outside its
-    /// input's unique key while the input updates (see [`filter_drops_updates`]).
+    /// input's unique key while the input updates (see
+    /// [`super::filter_drops_updates`]).
     fn require_update_before(&mut self, inputs: &[PhysicalNode], needed: bool) -> Option<bool> {
         let (input, key) = (&inputs[0], inputs[0].unique_key.as_ref());
-        if !needed && filter_drops_updates(self.predicate.as_ref(), input.changelog, key) {
+        if !needed && super::filter_drops_updates(self.predicate.as_ref(), input.changelog, key) {
             return None;
         }
         Some(needed)

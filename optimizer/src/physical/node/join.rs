@@ -232,10 +232,15 @@ impl NodeSpec for Join {
     /// input (else a `+U` the residual no longer matches leaves the old
     /// pair in the sink), and the other side of an updating input is not
     /// outer (else that side's match counts grow with each `+U` and a later
-    /// `-D` does not bring its NULL-padded row back).
+    /// `-D` does not bring its NULL-padded row back). And not in mini-batch:
+    /// its bundles cancel a `+U` with a later `-D` of the same key as if
+    /// nothing had been there before, which holds only after a `-U`.
     fn require_update_before(&mut self, inputs: &[PhysicalNode], needed: bool) -> Option<bool> {
         if needed {
             return Some(true);
+        }
+        if self.mini_batch_size.is_some() {
+            return None;
         }
         let la = inputs[0].schema.len();
         let mut residual_cols = Vec::new();

@@ -62,6 +62,7 @@ use check::Invalid;
 use explain::{ExplainContext, ExplainNode};
 use operators::changelog::ChangelogMode;
 use operators::exec::Exchange;
+use operators::expr::Expr;
 use state::StateSlot;
 
 /// What a kind of node is and does. Each method has one caller that walks
@@ -377,4 +378,26 @@ impl PhysicalNode {
         }
         out.push(self);
     }
+}
+
+/// Whether a filter over a changelog with updates can drop the `+U` of a
+/// row whose older version passed, so that without the `-U` the older
+/// version would stay in an upsert sink (Flink's `isNonUpsertKeyCondition`,
+/// FLINK-9528): it reads a column outside the unique key `key` (or there
+/// is none). A filter on key columns only treats every version of a key
+/// alike.
+pub fn filter_drops_updates(
+    predicate: Option<&Expr>,
+    changelog: ChangelogMode,
+    key: Option<&Vec<usize>>,
+) -> bool {
+    let Some(p) = predicate else {
+        return false;
+    };
+    if !(changelog.update_after || changelog.update_before) {
+        return false;
+    }
+    let mut cols = Vec::new();
+    p.columns(&mut cols);
+    !key.is_some_and(|k| cols.iter().all(|c| k.contains(c)))
 }

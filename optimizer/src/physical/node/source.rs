@@ -270,7 +270,7 @@ impl super::NodeSpec for Source {
     fn require_update_before(&mut self, _inputs: &[PhysicalNode], needed: bool) -> Option<bool> {
         let changelog = datasets::source_changelog_mode(&self.table.options);
         let key = self.table.primary_key.as_ref();
-        if !needed && super::calc::filter_drops_updates(self.predicate.as_ref(), changelog, key) {
+        if !needed && super::filter_drops_updates(self.predicate.as_ref(), changelog, key) {
             return None;
         }
         Some(needed)
