@@ -192,7 +192,8 @@ pub enum SinkEncoding {
     AppendOnly,
     /// Every kind, `-U` before `+U`.
     Retract,
-    /// Keyed by the given column indices; `-U` is not sent.
+    /// Keyed by the given column indices; `-U` is sent only where a
+    /// filter above updates needs it, and deletes its key.
     Upsert { key: Vec<usize> },
 }
 

@@ -147,10 +147,13 @@ impl SinkCollector {
                         RowKind::Insert | RowKind::UpdateAfter => {
                             self.upsert.insert(k, c.row.clone());
                         }
-                        RowKind::Delete => {
+                        // As Flink's upsert connectors (JDBC, upsert-kafka)
+                        // write it: a `-U` deletes its key, and the `+U`
+                        // that follows writes it again. A query whose
+                        // filter drops that `+U` relies on it (FLINK-9528).
+                        RowKind::Delete | RowKind::UpdateBefore => {
                             self.upsert.remove(&k);
                         }
-                        RowKind::UpdateBefore => {}
                     }
                 }
                 _ => self.retract.apply(&c),

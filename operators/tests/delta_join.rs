@@ -89,6 +89,8 @@ fn spec(l: TableId, r: TableId, keys: Vec<usize>, residual: Option<Expr>) -> Del
     DeltaJoinSpec {
         left_table: l,
         right_table: r,
+        left_calc: Default::default(),
+        right_calc: Default::default(),
         left_keys: keys.clone(),
         right_keys: keys,
         residual,

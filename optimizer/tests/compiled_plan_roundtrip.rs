@@ -176,6 +176,7 @@ fn every_example_round_trips_through_a_compiled_plan() {
         "interval_right.csv",
         "window_join_left.csv",
         "window_join_right.csv",
+        "user_activity_log.csv",
     ] {
         std::fs::copy(examples().join(csv), base.join(csv)).unwrap();
     }

@@ -12,8 +12,8 @@ mod common;
 
 use common::queries::{
     agg_variants, delta_inputs, inputs, join_variants, script, script_for, AGG_QUERIES,
-    COMMA_JOIN_QUERIES, DELTA_DDL, JOIN_QUERIES, MATERIALIZED_QUERIES, OUTER_JOIN_QUERIES,
-    UNION_QUERIES,
+    COMMA_JOIN_QUERIES, DELTA_CALC_DDL, DELTA_DDL, JOIN_QUERIES, MATERIALIZED_QUERIES,
+    OUTER_JOIN_QUERIES, UNION_QUERIES, UPSERT_QUERIES,
 };
 use common::{run_mem, MemSources};
 use operators::value::{cmp_rows, Row, Value};
@@ -216,6 +216,15 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
+    fn upsert_sinks_with_and_without_update_before_match_the_oracle(
+        sources in inputs(),
+        variant in prop::sample::select(join_variants()),
+        batch in prop_oneof![Just(1usize), Just(3), Just(1024)],
+    ) {
+        check_everywhere(&script_for(UPSERT_QUERIES), &sources, &variant, batch)?;
+    }
+
+    #[test]
     fn a_materialized_sink_matches_the_oracle(
         sources in inputs(),
         batch in prop_oneof![Just(1usize), Just(1024)],
@@ -238,6 +247,32 @@ proptest! {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn delta_join_over_filtered_projected_inputs_matches_the_oracle(
+        sources in delta_inputs(),
+        batch in prop_oneof![Just(1usize), Just(3), Just(1024)],
+    ) {
+        for strategy in ["FORCE", "NONE"] {
+            for cache in ["false", "true"] {
+                for read_ahead in ["0", "2"] {
+                    for backend in ["hashmap", "rocksdb"] {
+                        for p in ["1", "4"] {
+                            let o: Vec<(&str, String)> = vec![
+                                ("table.optimizer.delta-join.strategy", strategy.to_string()),
+                                ("table.exec.delta-join.cache-enabled", cache.to_string()),
+                                ("lab.delta-join.source-read-ahead", read_ahead.to_string()),
+                                ("state.backend.type", backend.to_string()),
+                                ("parallelism.default", p.to_string()),
+                                ("lab.source.batch-size", batch.to_string()),
+                            ];
+                            check_script(DELTA_CALC_DDL, &sources, &o)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn delta_join_matches_the_oracle(

@@ -7,7 +7,8 @@
 //! # What is computed
 //!
 //! For a record `x` of one input with kind `+I` or `+U`: every row `y` the
-//! store *currently* holds in the other table with the same join key gives
+//! store *currently* holds in the other table, passed through that side's
+//! filter and projection ([`SideCalc`]), with the same join key gives
 //! one output row `left ++ right` with `x`'s kind, if the residual condition
 //! holds. The other table is queried by its index key, which the
 //! equi-condition must cover (each index column is equated with a column of
@@ -103,11 +104,16 @@ use std::sync::Arc;
 
 /// What a delta join joins: the store tables behind its inputs and the
 /// equi- and residual conditions over `left ++ right`. The input rows of a
-/// side are rows of its table (no projection in between).
+/// side are rows of its table passed through the side's [`SideCalc`]
+/// (Flink 2.2's calc between the source and the delta join); the rows a
+/// lookup returns pass through the same calc before they are joined.
 #[derive(Clone, Debug)]
 pub struct DeltaJoinSpec {
     pub left_table: TableId,
     pub right_table: TableId,
+    /// The filter and projection between each table and the join.
+    pub left_calc: SideCalc,
+    pub right_calc: SideCalc,
     /// `left[left_keys[i]] = right[right_keys[i]]` for every `i`.
     pub left_keys: Vec<usize>,
     pub right_keys: Vec<usize>,
@@ -131,10 +137,56 @@ impl DeltaJoinSpec {
         Ok(DeltaJoinSpec {
             left_table,
             right_table,
+            left_calc: SideCalc::default(),
+            right_calc: SideCalc::default(),
             left_keys: spec.left_keys.clone(),
             right_keys: spec.right_keys.clone(),
             residual: spec.residual.clone(),
         })
+    }
+}
+
+/// A deterministic filter and projection over a table's rows, between the
+/// table and the delta join (none: the table's rows as they are).
+#[derive(Clone, Debug, Default)]
+pub struct SideCalc {
+    pub predicate: Option<Expr>,
+    pub projection: Option<Vec<Expr>>,
+}
+
+impl SideCalc {
+    /// The row the join sees for table row `row`, if the filter keeps it.
+    fn apply(&self, row: &[Value]) -> Option<Row> {
+        if let Some(p) = &self.predicate {
+            if !p.is_true(row) {
+                return None;
+            }
+        }
+        Some(match &self.projection {
+            Some(exprs) => Expr::project(exprs, row),
+            None => row.to_vec(),
+        })
+    }
+
+    /// Neither a filter nor a projection.
+    pub fn is_identity(&self) -> bool {
+        self.predicate.is_none() && self.projection.is_none()
+    }
+
+    /// The table column output column `c` passes on unchanged, if any.
+    pub fn source_column(&self, c: usize) -> Option<usize> {
+        match &self.projection {
+            None => Some(c),
+            Some(p) => match p.get(c)? {
+                Expr::Column(t) => Some(*t),
+                _ => None,
+            },
+        }
+    }
+
+    /// How many columns the join sees of a table with `arity` columns.
+    pub fn width(&self, arity: usize) -> usize {
+        self.projection.as_ref().map_or(arity, |p| p.len())
     }
 }
 
@@ -243,6 +295,8 @@ pub struct DeltaJoinOperator {
     probes: [Probe; 2],
     /// Per table (0 = left table, 1 = right table): the cache of lookups into it.
     caches: [Option<LruCache<Row, CachedRows>>; 2],
+    /// Per table: the calc its looked-up rows pass through.
+    calcs: [SideCalc; 2],
     cache_counters: [CacheCounters; 2],
     residual: Option<Expr>,
     dup: Option<DuplicateCounter>,
@@ -272,10 +326,31 @@ impl DeltaJoinOperator {
                 spec.left_keys, spec.right_keys
             ));
         }
-        for (keys, schema) in [(&spec.left_keys, &left), (&spec.right_keys, &right)] {
-            if let Some(&c) = keys.iter().find(|&&c| c >= schema.arity) {
+        let widths = [
+            spec.left_calc.width(left.arity),
+            spec.right_calc.width(right.arity),
+        ];
+        for ((keys, schema), width) in [(&spec.left_keys, &left), (&spec.right_keys, &right)]
+            .into_iter()
+            .zip(widths)
+        {
+            if let Some(&c) = keys.iter().find(|&&c| c >= width) {
                 return err(format!(
-                    "join key column {c} does not exist in table '{}' ({} columns)",
+                    "join key column {c} does not exist in the {width} columns read of table '{}'",
+                    schema.name
+                ));
+            }
+        }
+        for (calc, schema) in [(&spec.left_calc, &left), (&spec.right_calc, &right)] {
+            let mut cols = Vec::new();
+            calc.predicate.iter().for_each(|p| p.columns(&mut cols));
+            calc.projection
+                .iter()
+                .flatten()
+                .for_each(|e| e.columns(&mut cols));
+            if let Some(c) = cols.into_iter().find(|&c| c >= schema.arity) {
+                return err(format!(
+                    "the calc over table '{}' reads column {c} of {}",
                     schema.name, schema.arity
                 ));
             }
@@ -283,10 +358,10 @@ impl DeltaJoinOperator {
         if let Some(r) = &spec.residual {
             let mut cols = Vec::new();
             r.columns(&mut cols);
-            if let Some(c) = cols.into_iter().find(|&c| c >= left.arity + right.arity) {
+            if let Some(c) = cols.into_iter().find(|&c| c >= widths[0] + widths[1]) {
                 return err(format!(
                     "the residual condition reads column {c} of a {}-column joined row",
-                    left.arity + right.arity
+                    widths[0] + widths[1]
                 ));
             }
         }
@@ -299,9 +374,11 @@ impl DeltaJoinOperator {
             );
         }
         // The lookup key into `other`: for each of its index columns, the
-        // column of `this` input it is equated with.
+        // column of `this` input it is equated with (through the other
+        // side's projection: a key column that is a table column as is).
         let lookup_cols = |this_keys: &[usize],
                            other_keys: &[usize],
+                           other_calc: &SideCalc,
                            other: &crate::lookup::TableSchema|
          -> OpResult<Vec<usize>> {
             other
@@ -310,7 +387,7 @@ impl DeltaJoinOperator {
                 .map(|c| {
                     other_keys
                         .iter()
-                        .position(|k| k == c)
+                        .position(|k| other_calc.source_column(*k) == Some(*c))
                         .map(|j| this_keys[j])
                         .ok_or_else(|| {
                             OpError::Spec(format!(
@@ -322,25 +399,26 @@ impl DeltaJoinOperator {
                 })
                 .collect()
         };
-        let updates_allowed = |keys: &[usize], schema: &crate::lookup::TableSchema| {
-            schema
-                .primary_key
-                .as_ref()
-                .is_some_and(|pk| keys.iter().all(|k| pk.contains(k)))
-        };
+        let updates_allowed =
+            |keys: &[usize], calc: &SideCalc, schema: &crate::lookup::TableSchema| {
+                schema.primary_key.as_ref().is_some_and(|pk| {
+                    keys.iter()
+                        .all(|k| calc.source_column(*k).is_some_and(|t| pk.contains(&t)))
+                })
+            };
         let probes = [
             Probe {
                 table: spec.left_table,
                 keys: spec.left_keys.clone(),
-                lookup: lookup_cols(&spec.left_keys, &spec.right_keys, &right)?,
-                updates_allowed: updates_allowed(&spec.left_keys, &left),
+                lookup: lookup_cols(&spec.left_keys, &spec.right_keys, &spec.right_calc, &right)?,
+                updates_allowed: updates_allowed(&spec.left_keys, &spec.left_calc, &left),
                 name: left.name.clone(),
             },
             Probe {
                 table: spec.right_table,
                 keys: spec.right_keys.clone(),
-                lookup: lookup_cols(&spec.right_keys, &spec.left_keys, &left)?,
-                updates_allowed: updates_allowed(&spec.right_keys, &right),
+                lookup: lookup_cols(&spec.right_keys, &spec.left_keys, &spec.left_calc, &left)?,
+                updates_allowed: updates_allowed(&spec.right_keys, &spec.right_calc, &right),
                 name: right.name.clone(),
             },
         ];
@@ -356,6 +434,7 @@ impl DeltaJoinOperator {
             store,
             probes,
             caches,
+            calcs: [spec.left_calc, spec.right_calc],
             cache_counters: [CacheCounters::default(); 2],
             residual: spec.residual,
             dup: options.count_duplicates.then(DuplicateCounter::new),
@@ -441,8 +520,21 @@ impl DeltaJoinOperator {
         let candidates = self.fetch(other)?;
         let input_is_left = side == 0;
         let (this_keys, other_keys) = (&self.probes[side].keys, &self.probes[other].keys);
-        for cand in candidates.iter() {
+        let calc = &self.calcs[other];
+        for raw in candidates.iter() {
             self.rows_visited += 1;
+            let owned: Row;
+            let cand: &[Value] = if calc.is_identity() {
+                raw
+            } else {
+                match calc.apply(raw) {
+                    Some(r) => {
+                        owned = r;
+                        &owned
+                    }
+                    None => continue,
+                }
+            };
             if !this_keys
                 .iter()
                 .zip(other_keys)

@@ -12,7 +12,7 @@ pub mod regular_join;
 pub mod store_writing_source;
 pub mod window_join;
 
-pub use delta_join::{DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec};
+pub use delta_join::{DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec, SideCalc};
 pub use interval_join::{IntervalJoinOperator, IntervalJoinSpec};
 pub use join_bundle::JoinBundle;
 pub use join_spec::{JoinSpec, JoinType};

@@ -405,6 +405,46 @@ pub const MATERIALIZED_QUERIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Upsert sinks over updating joins and filters: Flink's upsert-key rule
+/// plans some without `-U` (`physical/rules/update_before.rs`), the rest
+/// fall back to `-U` everywhere; all must hold the batch result.
+pub const UPSERT_QUERIES: &[(&str, &str)] = &[
+    (
+        // Both inputs' unique keys hold the join key: no -U.
+        "k INT, n BIGINT, mx INT, PRIMARY KEY (k) NOT ENFORCED",
+        "SELECT t.k, t.n, u.mx FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t \
+         JOIN (SELECT k, MAX(w) AS mx FROM b GROUP BY k) AS u ON t.k = u.k",
+    ),
+    (
+        // A residual on non-key columns: -U.
+        "k INT, n BIGINT, mx INT, PRIMARY KEY (k) NOT ENFORCED",
+        "SELECT t.k, t.n, u.mx FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t \
+         JOIN (SELECT k, MAX(w) AS mx FROM b GROUP BY k) AS u ON t.k = u.k AND t.n < u.mx",
+    ),
+    (
+        // The updating right side of a LEFT join: -U.
+        "k INT, n BIGINT, mx INT, PRIMARY KEY (k) NOT ENFORCED",
+        "SELECT t.k, t.n, u.mx FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t \
+         LEFT JOIN (SELECT k, MAX(w) AS mx FROM b GROUP BY k) AS u ON t.k = u.k",
+    ),
+    (
+        // A CDC table joined on its primary key: no -U needed from it.
+        "id INT, w INT, n BIGINT, PRIMARY KEY (id) NOT ENFORCED",
+        "SELECT b.id, b.w, t.n FROM b JOIN (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t \
+         ON b.id = t.k",
+    ),
+    (
+        // A filter on an aggregated value: -U.
+        "k INT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED",
+        "SELECT k, n FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t WHERE n < 3",
+    ),
+    (
+        // A filter on the key: no -U.
+        "k INT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED",
+        "SELECT k, n FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) AS t WHERE k > 0",
+    ),
+];
+
 /// Delta join inputs: an insert-only table and an upsert table without
 /// deletes whose join key is part of its primary key, both indexed by `k`.
 pub const DELTA_DDL: &str = "
@@ -415,6 +455,21 @@ CREATE TABLE dr (k INT, rid INT, y INT, PRIMARY KEY (k, rid) NOT ENFORCED)
 CREATE TABLE dout (id INT, k INT, rid INT, x INT, y INT, PRIMARY KEY (id, k, rid) NOT ENFORCED)
   WITH ('connector' = 'blackhole');
 INSERT INTO dout SELECT dl.id, dr.k, dr.rid, dl.x, dr.y FROM dl JOIN dr ON dl.k = dr.k AND dl.x <> dr.rid;
+";
+
+/// [`DELTA_DDL`]'s tables joined through a filter and a projection on each
+/// side (the left's reordering its columns), as Flink 2.2's delta join
+/// takes them; the updating side is filtered on its primary key only.
+pub const DELTA_CALC_DDL: &str = "
+CREATE TABLE dl (id INT, k INT, x INT, PRIMARY KEY (id) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = 'dl.csv', 'format' = 'csv', 'index.key' = 'k');
+CREATE TABLE dr (k INT, rid INT, y INT, PRIMARY KEY (k, rid) NOT ENFORCED)
+  WITH ('connector' = 'tenant', 'update-ratio' = '0.5', 'index.key' = 'k');
+CREATE TABLE dout (id INT, k INT, rid INT, x2 INT, y INT, PRIMARY KEY (id, k, rid) NOT ENFORCED)
+  WITH ('connector' = 'blackhole');
+INSERT INTO dout SELECT l.id, r.k, r.rid, l.x2, r.y
+FROM (SELECT k, id, x * 2 AS x2 FROM dl WHERE x > 0) AS l
+JOIN (SELECT k, rid, y FROM dr WHERE rid < 2) AS r ON l.k = r.k AND l.x2 <> r.rid;
 ";
 
 pub fn delta_inputs() -> impl Strategy<Value = MemSources> {

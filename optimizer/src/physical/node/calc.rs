@@ -119,8 +119,15 @@ impl super::NodeSpec for Calc {
         node.inputs[0].changes_ordered_by_unique_key()
     }
 
-    fn require_update_before(&mut self, needed: bool) -> bool {
-        needed
+    /// Passes the need on, unless its filter reads columns outside its
+    /// input's unique key while the input updates (see
+    /// [`super::filter_drops_updates`]).
+    fn require_update_before(&mut self, inputs: &[PhysicalNode], needed: bool) -> Option<bool> {
+        let (input, key) = (&inputs[0], inputs[0].unique_key.as_ref());
+        if !needed && super::filter_drops_updates(self.predicate.as_ref(), input.changelog, key) {
+            return None;
+        }
+        Some(needed)
     }
 
     fn is_join_result(&self, node: &PhysicalNode) -> bool {

@@ -105,9 +105,9 @@ impl super::NodeSpec for Deduplicate {
     }
 
     /// Its input is insert-only: nothing to ask of it.
-    fn require_update_before(&mut self, needed: bool) -> bool {
+    fn require_update_before(&mut self, _inputs: &[PhysicalNode], needed: bool) -> Option<bool> {
         self.generate_update_before = needed;
-        false
+        Some(false)
     }
 
     fn is_mini_batch(&self) -> bool {

@@ -1,5 +1,6 @@
 //! `DeltaJoin`: an INNER join that keeps no join state. Its two inputs are
-//! table scans that also write what they read into the index-lookup store
+//! table scans (each with a deterministic filter and projection at most)
+//! that also write what they read into the index-lookup store
 //! (as a Fluss table is written ahead of the jobs that read its changelog);
 //! each arriving row looks the other side up there, through an LRU cache
 //! per side. When a join becomes a delta join: `physical/rules/delta_join.rs`.
@@ -8,7 +9,7 @@ use super::build::{operator_error, JobContext, Out};
 use super::check::{self, Check};
 use super::explain::{exprs, same, ExplainContext, ExplainNode};
 use super::join::{check_binary, join_condition, ordered_by_unique_key};
-use super::source::Source;
+use super::source::{with_calc, Source};
 use super::{JoinRole, PhysicalNode};
 use crate::error::{PlanError, Result};
 use crate::physical::display::unique_names;
@@ -16,7 +17,7 @@ use operators::changelog::ChangelogMode;
 use operators::exec::Exchange;
 use operators::expr::Expr;
 use operators::join::StoreWritingSource;
-use operators::join::{DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec};
+use operators::join::{DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec, SideCalc};
 use operators::operator::Operator;
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -30,6 +31,14 @@ pub struct DeltaJoin {
     /// Batches each input writes into the store ahead of the join
     /// (`lab.delta-join.source-read-ahead`).
     pub source_read_ahead: usize,
+}
+
+/// The filter and projection a scan applies to its table's rows.
+pub fn side_calc(source: &Source) -> SideCalc {
+    SideCalc {
+        predicate: source.predicate.clone(),
+        projection: source.projection.clone(),
+    }
 }
 
 /// The most batches a delta join's sources may write ahead (they hold
@@ -113,13 +122,12 @@ impl super::NodeSpec for DeltaJoin {
 
     fn validate(&self, node: &PhysicalNode) -> Check {
         for (side, input) in node.inputs.iter().enumerate() {
-            let plain = input.kind.get::<Source>().filter(|s| s.is_plain());
-            let Some(source) = plain else {
+            let Some(source) = input.kind.get::<Source>() else {
                 return Err(check::invalid(
                     "",
                     format!(
-                        "input {side} is not a table scan without filter or projection, \
-                         which is all a delta join reads"
+                        "input {side} is not a table scan (with a filter and projection \
+                         at most), which is all a delta join reads"
                     ),
                 ));
             };
@@ -128,6 +136,8 @@ impl super::NodeSpec for DeltaJoin {
             } else {
                 &self.right_keys
             };
+            let calc = side_calc(source);
+            let keys: Vec<usize> = keys.iter().filter_map(|&k| calc.source_column(k)).collect();
             let covered = source
                 .index_key()
                 .is_some_and(|k| k.iter().all(|c| keys.contains(c)));
@@ -174,6 +184,7 @@ impl super::NodeSpec for DeltaJoin {
         let store = ctx.lookup_store()?;
         let mut tables = Vec::new();
         let mut inputs = Vec::new();
+        let mut calcs = Vec::new();
         for child in &node.inputs {
             let Some(source) = child.kind.get::<Source>() else {
                 return Err(PlanError::plan("a delta join input must be a table scan"));
@@ -192,15 +203,23 @@ impl super::NodeSpec for DeltaJoin {
                 .map_err(|e| PlanError::plan(e.to_string()))?;
             // The source writes what it reads into the store, one batch
             // ahead of the join, as a Fluss table is written ahead of the
-            // job that reads its changelog.
+            // job that reads its changelog; the join reads it through the
+            // side's filter and projection, and applies them to what it
+            // looks up.
             let src = StoreWritingSource::new(ctx.open(table)?, store.clone(), id)
                 .with_read_ahead(self.source_read_ahead);
-            inputs.push(ctx.add_source(&table.name, Box::new(src)));
+            let src = with_calc(Box::new(src), &source.predicate, &source.projection);
+            inputs.push(ctx.add_source(&table.name, src));
             tables.push(id);
+            calcs.push(side_calc(source));
         }
+        let right_calc = calcs.pop().unwrap_or_default();
+        let left_calc = calcs.pop().unwrap_or_default();
         let spec = DeltaJoinSpec {
             left_table: tables[0],
             right_table: tables[1],
+            left_calc,
+            right_calc,
             left_keys: self.left_keys.clone(),
             right_keys: self.right_keys.clone(),
             residual: self.residual.clone(),

@@ -151,9 +151,9 @@ impl super::NodeSpec for GroupAggregate {
         true
     }
 
-    fn require_update_before(&mut self, needed: bool) -> bool {
+    fn require_update_before(&mut self, _inputs: &[PhysicalNode], needed: bool) -> Option<bool> {
         self.generate_update_before = needed;
-        true
+        Some(true)
     }
 
     fn states(&self) -> Vec<StateSlot> {

@@ -65,8 +65,8 @@ impl NodeSpec for IntervalJoin {
         ChangelogMode::INSERT_ONLY
     }
 
-    fn require_update_before(&mut self, _needed: bool) -> bool {
-        false
+    fn require_update_before(&mut self, _inputs: &[PhysicalNode], _needed: bool) -> Option<bool> {
+        Some(false)
     }
 
     fn is_join_result(&self, _node: &PhysicalNode) -> bool {

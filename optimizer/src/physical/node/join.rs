@@ -217,6 +217,60 @@ impl NodeSpec for Join {
         ordered_by_unique_key(node, &self.left_keys, &self.right_keys)
     }
 
+    /// Flink's upsert-key rule (`StreamPhysicalJoin.inputUniqueKeyContainsJoinKey`
+    /// in `FlinkChangelogModeInferenceProgram`): when its consumer needs no
+    /// `-U`, neither do its inputs if every updating input's unique key
+    /// holds its join key. Each version of such a row then has the same
+    /// join key, so its `+U` overwrites the old version in this join's
+    /// state (keyed by that unique key) and joins the same rows; the joined
+    /// `+U` rows overwrite the old ones in the upsert sink. Otherwise (an
+    /// updating input without such a key) the query is planned with `-U`.
+    ///
+    /// Two more conditions than Flink's, without which the result would
+    /// differ from the batch join (and which Flink's operator shares): the
+    /// residual condition reads only unique-key columns of an updating
+    /// input (else a `+U` the residual no longer matches leaves the old
+    /// pair in the sink), and the other side of an updating input is not
+    /// outer (else that side's match counts grow with each `+U` and a later
+    /// `-D` does not bring its NULL-padded row back). And not in mini-batch:
+    /// its bundles cancel a `+U` with a later `-D` of the same key as if
+    /// nothing had been there before, which holds only after a `-U`.
+    fn require_update_before(&mut self, inputs: &[PhysicalNode], needed: bool) -> Option<bool> {
+        if needed {
+            return Some(true);
+        }
+        if self.mini_batch_size.is_some() {
+            return None;
+        }
+        let la = inputs[0].schema.len();
+        let mut residual_cols = Vec::new();
+        if let Some(r) = &self.residual {
+            r.columns(&mut residual_cols);
+        }
+        let outer = [
+            self.join_type.left_is_outer(),
+            self.join_type.right_is_outer(),
+        ];
+        for (side, keys) in [(0, &self.left_keys), (1, &self.right_keys)] {
+            let input = &inputs[side];
+            if !(input.changelog.update_after || input.changelog.update_before) {
+                continue;
+            }
+            let key = input.unique_key.as_ref()?;
+            if !keys.iter().all(|c| key.contains(c)) || outer[1 - side] {
+                return None;
+            }
+            let own = residual_cols
+                .iter()
+                .filter(|&&c| (c >= la) == (side == 1))
+                .map(|&c| if side == 1 { c - la } else { c });
+            if own.clone().any(|c| !key.contains(&c)) {
+                return None;
+            }
+        }
+        Some(false)
+    }
+
     /// The layouts follow the inputs' unique keys; the output is unique on
     /// the left's key when the right's lies in its join key (each left row
     /// joins at most one right row) and no left column is padded with NULLs

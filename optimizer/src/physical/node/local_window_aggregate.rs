@@ -73,8 +73,8 @@ impl super::NodeSpec for LocalWindowAggregate {
         ChangelogMode::INSERT_ONLY
     }
 
-    fn require_update_before(&mut self, _needed: bool) -> bool {
-        false
+    fn require_update_before(&mut self, _inputs: &[PhysicalNode], _needed: bool) -> Option<bool> {
+        Some(false)
     }
 
     fn explain(&self, n: &PhysicalNode, ctx: &mut dyn ExplainContext) -> ExplainNode {

@@ -63,6 +63,7 @@ use check::Invalid;
 use explain::{ExplainContext, ExplainNode};
 use operators::changelog::ChangelogMode;
 use operators::exec::Exchange;
+use operators::expr::Expr;
 use state::StateSlot;
 
 /// What a kind of node is and does. Each method has one caller that walks
@@ -100,11 +101,14 @@ pub trait NodeSpec {
     }
 
     /// Told whether its consumer needs update-before rows, records what it
-    /// must emit and answers whether its inputs must emit them. By default
-    /// the inputs must: operators that keep rows find what to retract by
-    /// the `-U`.
-    fn require_update_before(&mut self, _needed: bool) -> bool {
-        true
+    /// must emit and answers whether its inputs (`inputs`) must emit them:
+    /// `Some(true)` they must, `Some(false)` they need not, `None` it
+    /// cannot do without `-U` although its consumer needs none (Flink's
+    /// changelog inference then plans the whole query with `-U`, see
+    /// `physical/rules/update_before.rs`). By default the inputs must:
+    /// operators that keep rows find what to retract by the `-U`.
+    fn require_update_before(&mut self, _inputs: &[PhysicalNode], _needed: bool) -> Option<bool> {
+        Some(true)
     }
 
     /// Re-derives what it took from its inputs when it was made (its
@@ -376,4 +380,26 @@ impl PhysicalNode {
         }
         out.push(self);
     }
+}
+
+/// Whether a filter over a changelog with updates can drop the `+U` of a
+/// row whose older version passed, so that without the `-U` the older
+/// version would stay in an upsert sink (Flink's `isNonUpsertKeyCondition`,
+/// FLINK-9528): it reads a column outside the unique key `key` (or there
+/// is none). A filter on key columns only treats every version of a key
+/// alike.
+pub fn filter_drops_updates(
+    predicate: Option<&Expr>,
+    changelog: ChangelogMode,
+    key: Option<&Vec<usize>>,
+) -> bool {
+    let Some(p) = predicate else {
+        return false;
+    };
+    if !(changelog.update_after || changelog.update_before) {
+        return false;
+    }
+    let mut cols = Vec::new();
+    p.columns(&mut cols);
+    !key.is_some_and(|k| cols.iter().all(|c| k.contains(c)))
 }

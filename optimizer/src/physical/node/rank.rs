@@ -201,9 +201,9 @@ impl super::NodeSpec for Rank {
     }
 
     /// The retract strategy finds the row to retract by the input's `-U`.
-    fn require_update_before(&mut self, needed: bool) -> bool {
+    fn require_update_before(&mut self, _inputs: &[PhysicalNode], needed: bool) -> Option<bool> {
         self.generate_update_before = needed;
-        self.strategy == RankStrategy::Retract
+        Some(self.strategy == RankStrategy::Retract)
     }
 
     fn rederive(&mut self, inputs: &[PhysicalNode], unique_key: &mut Option<Vec<usize>>) {

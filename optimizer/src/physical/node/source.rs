@@ -121,6 +121,22 @@ fn infix_watermark(prefix: &str) -> String {
     prefix.to_string()
 }
 
+/// `src` read through a filter and projection (itself when there are none).
+pub fn with_calc(
+    src: Box<dyn ChangeSource>,
+    predicate: &Option<Expr>,
+    projection: &Option<Vec<Expr>>,
+) -> Box<dyn ChangeSource> {
+    if predicate.is_none() && projection.is_none() {
+        return src;
+    }
+    Box::new(CalcSource {
+        inner: src,
+        calc: CalcOperator::new(predicate.clone(), projection.clone()),
+        buf: Vec::new(),
+    })
+}
+
 /// A source with a fused Calc applied as it reads.
 struct CalcSource {
     inner: Box<dyn ChangeSource>,
@@ -249,8 +265,15 @@ impl super::NodeSpec for Source {
         true
     }
 
-    fn require_update_before(&mut self, needed: bool) -> bool {
-        needed
+    /// As a Calc over the scan: a fused filter on non-key columns of an
+    /// updating table needs the `-U`.
+    fn require_update_before(&mut self, _inputs: &[PhysicalNode], needed: bool) -> Option<bool> {
+        let changelog = datasets::source_changelog_mode(&self.table.options);
+        let key = self.table.primary_key.as_ref();
+        if !needed && super::filter_drops_updates(self.predicate.as_ref(), changelog, key) {
+            return None;
+        }
+        Some(needed)
     }
 
     /// A table read: `Calc` over `[MiniBatchAssigner over] TableSourceScan`.

@@ -49,8 +49,8 @@ impl super::NodeSpec for Union {
     }
 
     /// Passes `-U` on: its inputs must emit them if its output must.
-    fn require_update_before(&mut self, needed: bool) -> bool {
-        needed
+    fn require_update_before(&mut self, _inputs: &[PhysicalNode], needed: bool) -> Option<bool> {
+        Some(needed)
     }
 
     fn explain(&self, n: &PhysicalNode, ctx: &mut dyn ExplainContext) -> ExplainNode {

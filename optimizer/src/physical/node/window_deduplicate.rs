@@ -64,8 +64,8 @@ impl super::NodeSpec for WindowDeduplicate {
         ChangelogMode::INSERT_ONLY
     }
 
-    fn require_update_before(&mut self, _needed: bool) -> bool {
-        false
+    fn require_update_before(&mut self, _inputs: &[PhysicalNode], _needed: bool) -> Option<bool> {
+        Some(false)
     }
 
     /// `WindowDeduplicate(window=[TUMBLE(win_start=[window_start],

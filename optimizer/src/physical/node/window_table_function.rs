@@ -39,8 +39,8 @@ impl super::NodeSpec for WindowTableFunction {
         inputs[0].changelog
     }
 
-    fn require_update_before(&mut self, needed: bool) -> bool {
-        needed
+    fn require_update_before(&mut self, _inputs: &[PhysicalNode], needed: bool) -> Option<bool> {
+        Some(needed)
     }
 
     fn explain(&self, n: &PhysicalNode, ctx: &mut dyn ExplainContext) -> ExplainNode {

@@ -1,48 +1,63 @@
-//! `delta_join`: replaces a regular join by a delta join that keeps no
-//! join state and looks rows up in the index-lookup store instead.
+//! `delta_join`: replaces a regular join by a delta join that keeps no join
+//! state and looks rows up in the index-lookup store instead.
 //!
 //! ```text
 //! before:
 //!   Join(joinType=[InnerJoin], where=[=(k, k)])      -- keeps both inputs
 //!   :- Exchange(hash[k]) -- TableSourceScan(orders)
-//!   +- Exchange(hash[k]) -- TableSourceScan(customers)
+//!   +- Exchange(hash[k]) -- Calc(select=[k, id, *(v, 2) AS v2], where=[>(v, 2)])
+//!                           +- TableSourceScan(customers)
 //!
 //! after (table.optimizer.delta-join.strategy = AUTO or FORCE, preconditions hold):
 //!   DeltaJoin(joinType=[InnerJoin], where=[=(k, k)]) -- no join state
 //!   :- Exchange(hash[k]) -- TableSourceScan(orders)      (also written to the store)
-//!   +- Exchange(hash[k]) -- TableSourceScan(customers)   (also written to the store)
+//!   +- Exchange(hash[k]) -- Calc(select=[k, id, *(v, 2) AS v2], where=[>(v, 2)])
+//!                           +- TableSourceScan(customers) (also written to the store;
+//!                              the lookups into it apply the Calc to the rows found)
 //! ```
 //!
-//! Preconditions, as Flink's (each failure is named for `FORCE` and noted
-//! on the join for `AUTO`):
+//! Preconditions, as Flink 2.2's `DeltaJoinUtil.canConvertToDeltaJoin`
+//! (each failure is named for `FORCE` and noted on the join for `AUTO`):
 //! 1. an INNER join;
-//! 2. both inputs read a table directly (no filter or projection between);
+//! 2. both inputs read a table, through one filter and projection at most
+//!    (Flink: one Calc between the source and the join), deterministic
+//!    (no `PROCTIME()` column read);
 //! 3. both tables declare `'index.key'` and the index key is covered by the
-//!    join's equality condition on that side;
+//!    join's equality condition on that side, taken through the projection
+//!    (a key column the projection computes does not count);
 //! 4. both sources are insert-only or upserts without deletes, and an
-//!    upserting side's join key and residual columns lie in its primary key
-//!    (so every version of a row joins the same rows);
+//!    upserting side's join key, filter and residual columns lie in its
+//!    primary key (so every version of a row is kept or dropped alike and
+//!    joins the same rows);
 //! 5. the sink is an upsert sink keyed on the join's unique key, and the
 //!    join's rows reach it through Calcs only: lookups see the latest
 //!    store, so a pair can be emitted twice, which only a keyed sink
 //!    tolerates (an aggregate or another join between would count the pair
 //!    twice).
 //!
+//! Not yet: cascaded delta joins (Flink 2.2 turns a join whose input is a
+//! delta join, through one Calc at most, into a delta join that looks the
+//! lower join's tables up in a chain, `DeltaJoinLookupChain`); here the
+//! upper join of `a JOIN b JOIN c` stays regular (its input is no scan).
+//!
 //! Why an upsert sink then materialises the batch join: with no deletes,
 //! every current pair is emitted at least once after both its rows are in
 //! the store (by whichever side arrives second), and the last version
-//! emitted for a pair key is its latest.
+//! emitted for a pair key is its latest. The filter and projection are
+//! functions of the table row, so the stream side and the lookups see the
+//! same rows of each version.
 
 use super::{PhysicalRule, RuleContext};
 use crate::config::{Config, DeltaJoinStrategy};
 use crate::error::{PlanError, Result};
 use crate::physical::node::calc::Calc;
-use crate::physical::node::delta_join::DeltaJoin;
+use crate::physical::node::delta_join::{side_calc, DeltaJoin};
 use crate::physical::node::join::Join;
 use crate::physical::node::sink_materializer::SinkMaterializer;
 use crate::physical::node::source::Source;
 use crate::physical::node::PhysicalNode;
 use operators::changelog::SinkEncoding;
+use operators::expr::Expr;
 use operators::join::JoinType;
 
 pub struct DeltaJoinRule;
@@ -69,6 +84,22 @@ impl PhysicalRule for DeltaJoinRule {
         apply(&mut root, to_sink, ctx.config)?;
         Ok(root)
     }
+}
+
+/// Whether a scan's filter and projection give the same row for the same
+/// table row every time, as a delta join's lookups must see the rows its
+/// inputs saw: they read no `PROCTIME()` column.
+fn is_deterministic(source: &Source) -> bool {
+    let mut cols = Vec::new();
+    source.predicate.iter().for_each(|p| p.columns(&mut cols));
+    source
+        .projection
+        .iter()
+        .flatten()
+        .for_each(|e| e.columns(&mut cols));
+    !cols
+        .iter()
+        .any(|&c| matches!(source.table.computed.get(c), Some(Some(Expr::ProcTime))))
 }
 
 /// The table's declared index key, when `node` scans a table.
@@ -113,25 +144,41 @@ fn failed_precondition(node: &PhysicalNode, to_sink: &Consumer) -> Option<String
     let la = node.inputs[0].schema.len();
     for (side, keys) in [(0, left_keys), (1, right_keys)] {
         let input = &node.inputs[side];
-        let name = match input.kind.get::<Source>() {
-            Some(s) if s.is_plain() => &s.table.name,
-            _ => {
-                return Some(format!(
-                    "the {} input is not a direct table scan",
-                    ["left", "right"][side]
-                ))
-            }
+        let Some(source) = input.kind.get::<Source>() else {
+            return Some(format!(
+                "the {} input is not a table scan (with a filter and projection at most)",
+                ["left", "right"][side]
+            ));
         };
+        let name = &source.table.name;
+        let calc = side_calc(source);
+        if !is_deterministic(source) {
+            return Some(format!(
+                "the filter or projection over '{name}' is not deterministic"
+            ));
+        }
         let Some(index) = index_key(input) else {
             return Some(format!(
                 "table '{name}' declares no valid 'index.key' option"
             ));
         };
-        if !index.iter().all(|c| keys.contains(c)) {
+        // The join key in the table's columns (a key column the projection
+        // computes cannot be looked up).
+        let table_keys: Vec<usize> = keys.iter().filter_map(|&k| calc.source_column(k)).collect();
+        if !index.iter().all(|c| table_keys.contains(c)) {
             return Some(format!(
                 "the index key of '{name}' is not covered by the join's equality condition"
             ));
         }
+        // The table columns an output column of the scan reads.
+        let reads = |c: usize| -> Vec<usize> {
+            let mut cols = Vec::new();
+            match &source.projection {
+                Some(p) => p[c].columns(&mut cols),
+                None => cols.push(c),
+            }
+            cols
+        };
         if input.changelog.delete {
             return Some(format!("source '{name}' may delete rows; delta join needs insert-only or upsert-without-delete sources"));
         }
@@ -141,9 +188,22 @@ fn failed_precondition(node: &PhysicalNode, to_sink: &Consumer) -> Option<String
                     "source '{name}' updates rows but has no primary key"
                 ));
             };
-            if !keys.iter().all(|c| pk.contains(c)) {
+            if !keys
+                .iter()
+                .all(|&c| calc.source_column(c).is_some_and(|t| pk.contains(&t)))
+            {
                 return Some(format!(
                     "the join key of updating source '{name}' is not part of its primary key"
+                ));
+            }
+            let mut filtered = Vec::new();
+            source
+                .predicate
+                .iter()
+                .for_each(|p| p.columns(&mut filtered));
+            if filtered.iter().any(|c| !pk.contains(c)) {
+                return Some(format!(
+                    "the filter over updating source '{name}' reads columns outside its primary key"
                 ));
             }
             if let Some(r) = residual {
@@ -156,7 +216,7 @@ fn failed_precondition(node: &PhysicalNode, to_sink: &Consumer) -> Option<String
                         *c
                     }
                 });
-                if own.clone().any(|c| !pk.contains(&c)) {
+                if own.flat_map(reads).any(|c| !pk.contains(&c)) {
                     return Some(format!(
                         "the join condition reads non-key columns of updating source '{name}'"
                     ));
