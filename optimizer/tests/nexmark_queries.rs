@@ -166,6 +166,11 @@ fn q7_highest_bid() {
 }
 
 #[test]
+fn q9_winning_bids() {
+    check_all("q9");
+}
+
+#[test]
 fn q19_auction_top_10_by_price() {
     check_all("q19");
 }

@@ -105,7 +105,10 @@ fn explain_names_flinks_window_rank() {
         );
         assert!(plan.contains(&rank), "{plan}");
     }
-    assert!(plan.contains("GlobalWindowAggregate(groupBy=[supplier_id]"), "{plan}");
+    assert!(
+        plan.contains("GlobalWindowAggregate(groupBy=[supplier_id]"),
+        "{plan}"
+    );
     assert!(plan.contains("Exchange(distribution=[single])"), "{plan}");
 }
 
@@ -226,8 +229,14 @@ fn tumble_window() {
         .unwrap()
         .to_string();
     // 1.11 + 2.22 + 2.22 + 5.55 in DOUBLE (Flink's DECIMAL prints 11.10).
-    assert!((sum_a.parse::<f64>().unwrap() - 11.10).abs() < 1e-9, "{sum_a}");
-    let expected: Vec<String> = expected.iter().map(|r| r.replace("SUM_A", &sum_a)).collect();
+    assert!(
+        (sum_a.parse::<f64>().unwrap() - 11.10).abs() < 1e-9,
+        "{sum_a}"
+    );
+    let expected: Vec<String> = expected
+        .iter()
+        .map(|r| r.replace("SUM_A", &sum_a))
+        .collect();
     let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
     assert_eq!(rows, sorted(&expected));
     // The aggregate drops the second 00:00:04 row of `a`; the rank over its
@@ -263,15 +272,39 @@ FROM (
     assert_eq!(
         rows,
         sorted(&[
-            &format!("{}, 5, 5.0, 5.55, NULL, a, {W0}, 2020-10-10 00:00:04.999", t("04")),
+            &format!(
+                "{}, 5, 5.0, 5.55, NULL, a, {W0}, 2020-10-10 00:00:04.999",
+                t("04")
+            ),
             // Two rows of `a` have i = 2: the first to come ranks first.
-            &format!("{}, 2, 2.0, 2.22, Comment#1, a, {W0}, 2020-10-10 00:00:04.999", t("02")),
-            &format!("{}, 3, NULL, 3.33, Comment#2, a, {W5}, 2020-10-10 00:00:09.999", t("08")),
-            &format!("{}, 6, 6.0, 6.66, Hi, b, {W5}, 2020-10-10 00:00:09.999", t("06")),
-            &format!("{}, 3, 3.0, NULL, Hello, b, {W5}, 2020-10-10 00:00:09.999", t("07")),
-            &format!("{}, 4, 4.0, 4.44, Hi, b, {W15}, 2020-10-10 00:00:19.999", t("16")),
-            &format!("{}, 7, 7.0, 7.77, NULL, NULL, {W30}, 2020-10-10 00:00:34.999", t("32")),
-            &format!("{}, 1, 3.0, 3.33, Comment#3, b, {W30}, 2020-10-10 00:00:34.999", t("34")),
+            &format!(
+                "{}, 2, 2.0, 2.22, Comment#1, a, {W0}, 2020-10-10 00:00:04.999",
+                t("02")
+            ),
+            &format!(
+                "{}, 3, NULL, 3.33, Comment#2, a, {W5}, 2020-10-10 00:00:09.999",
+                t("08")
+            ),
+            &format!(
+                "{}, 6, 6.0, 6.66, Hi, b, {W5}, 2020-10-10 00:00:09.999",
+                t("06")
+            ),
+            &format!(
+                "{}, 3, 3.0, NULL, Hello, b, {W5}, 2020-10-10 00:00:09.999",
+                t("07")
+            ),
+            &format!(
+                "{}, 4, 4.0, 4.44, Hi, b, {W15}, 2020-10-10 00:00:19.999",
+                t("16")
+            ),
+            &format!(
+                "{}, 7, 7.0, 7.77, NULL, NULL, {W30}, 2020-10-10 00:00:34.999",
+                t("32")
+            ),
+            &format!(
+                "{}, 1, 3.0, 3.33, Comment#3, b, {W30}, 2020-10-10 00:00:34.999",
+                t("34")
+            ),
         ])
     );
     // The second 00:00:04 row of `a` came after its window fired.
