@@ -324,7 +324,8 @@ WHERE rn BETWEEN 2 AND 3;"
 fn a_top_n_ordered_by_a_column_the_subquery_does_not_select() {
     // As Nexmark q9 orders by B.`dateTime`, selected only under another
     // name: the window reads the subquery's FROM, so `U.num` is U's column
-    // (not T's `num`, which the subquery selects) and `T.category` is T's.
+    // (not T's `num`, which the subquery selects), a hidden column of the
+    // subquery; `T.category` is the `category` that `T.*` selects.
     let sql = format!(
         "{T}CREATE TABLE U (shopId INT, num BIGINT) WITH ('connector' = 'datagen');
 CREATE TABLE s (category STRING, shopId INT, num BIGINT) WITH ('connector' = 'blackhole');
@@ -343,7 +344,10 @@ WHERE rn <= 1;"
     );
     expect_everywhere(&sql, &sources, &["book,1,12", "fruit,5,22"]);
     let plan = explain(&sql);
-    assert!(plan.contains("orderBy=[$rank_key1 DESC]"), "{plan}");
+    assert!(
+        plan.contains("partitionBy=[category], orderBy=[$rank_key0 DESC]"),
+        "{plan}"
+    );
 }
 
 /// The first line of `text` holding `needle`.

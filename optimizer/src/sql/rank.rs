@@ -16,7 +16,9 @@
 //! bound without its row number and [`bind_row_number`] puts over it a
 //! [`LogicalPlan::Deduplicate`] where Flink's `StreamPhysicalDeduplicateRule`
 //! would (`rn = 1`, ordered by one `PROCTIME()` or rowtime attribute, row
-//! number not selected) and a [`LogicalPlan::Rank`] otherwise. `RANK()`
+//! number not selected) and a [`LogicalPlan::Rank`] otherwise. A qualified
+//! column of the window (`B.price`) the subquery does not select as it is
+//! becomes a hidden column of the subquery, dropped after the numbering. `RANK()`
 //! and `DENSE_RANK()` are refused, as Flink's streaming runtime does.
 
 use super::catalog::Catalog;
@@ -348,16 +350,17 @@ fn select_qualified(
     projection: &mut Vec<ast::SelectItem>,
     hidden: usize,
 ) -> bool {
-    let ast::Expr::CompoundIdentifier(parts) = e else {
+    let ast::Expr::CompoundIdentifier(parts) = &*e else {
         return false;
     };
     let Some(last) = parts.last().cloned() else {
         return false;
     };
+    let wildcard = by_wildcard(parts, projection);
     let selected = projection
         .iter()
         .any(|item| matches!(item, ast::SelectItem::UnnamedExpr(x) if x == &*e));
-    if selected {
+    if selected || wildcard {
         *e = ast::Expr::Identifier(last);
         return false;
     }
@@ -368,6 +371,41 @@ fn select_qualified(
     });
     *e = ast::Expr::Identifier(name);
     true
+}
+
+/// Whether `X.c` (`parts`) is selected as `c` by the projection's one
+/// wildcard, `X.*`, with no other item named `c`.
+fn by_wildcard(parts: &[ast::Ident], projection: &[ast::SelectItem]) -> bool {
+    let [relation, column] = parts else {
+        return false;
+    };
+    let mut wildcards = projection.iter().filter(|item| {
+        matches!(
+            item,
+            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..)
+        )
+    });
+    let covered = match (wildcards.next(), wildcards.next()) {
+        (
+            Some(ast::SelectItem::QualifiedWildcard(
+                ast::SelectItemQualifiedWildcardKind::ObjectName(name),
+                _,
+            )),
+            None,
+        ) => name.to_string().eq_ignore_ascii_case(&relation.value),
+        _ => false,
+    };
+    let named = |i: &ast::Ident| i.value.eq_ignore_ascii_case(&column.value);
+    covered
+        && !projection.iter().any(|item| match item {
+            ast::SelectItem::ExprWithAlias { alias, .. } => named(alias),
+            ast::SelectItem::UnnamedExpr(ast::Expr::Identifier(i)) => named(i),
+            ast::SelectItem::UnnamedExpr(ast::Expr::CompoundIdentifier(p)) => {
+                p.last().is_some_and(named)
+            }
+            ast::SelectItem::UnnamedExpr(_) => false,
+            _ => false,
+        })
 }
 
 fn column_of(e: &ast::Expr, fields: &[Field], what: &str) -> Result<usize, PlanError> {
