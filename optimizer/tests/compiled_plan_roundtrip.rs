@@ -170,7 +170,12 @@ fn every_example_round_trips_through_a_compiled_plan() {
     let base = dir.path().join("base");
     std::fs::create_dir_all(base.join("data")).unwrap();
     std::fs::copy(examples().join("clicks.csv"), base.join("clicks.csv")).unwrap();
-    for csv in ["bids.csv", "interval_left.csv", "interval_right.csv"] {
+    for csv in [
+        "bids.csv",
+        "supplier_bids.csv",
+        "interval_left.csv",
+        "interval_right.csv",
+    ] {
         std::fs::copy(examples().join(csv), base.join(csv)).unwrap();
     }
     let mut scripts: Vec<PathBuf> = std::fs::read_dir(examples())
