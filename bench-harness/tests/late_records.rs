@@ -285,3 +285,57 @@ SELECT k, ts, window_start, window_end FROM (
         }
     }
 }
+
+/// A window Top-N over a window TVF drops by the same rule: its late file
+/// holds the TVF's rows whose window had fired, the TUMBLE aggregate's late
+/// records with their window columns.
+#[test]
+fn the_late_file_of_a_window_top_n() {
+    let (tumble, _) = expected();
+    let dir = tempfile::tempdir().unwrap();
+    write_input(dir.path());
+    let script = SCRIPT
+        .split("CREATE TABLE tumble_out")
+        .next()
+        .unwrap()
+        .to_string()
+        + "CREATE TABLE top_out (k INT, ts TIMESTAMP(3), ws TIMESTAMP(3), we TIMESTAMP(3), rn BIGINT)
+  WITH ('connector' = 'blackhole');
+INSERT INTO top_out
+SELECT * FROM (
+  SELECT k, ts, window_start, window_end,
+    ROW_NUMBER() OVER (PARTITION BY k, window_start, window_end ORDER BY ts DESC) AS rn
+  FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+) WHERE rn <= 2;
+";
+    std::fs::write(dir.path().join("late.sql"), script).unwrap();
+    for backend in ["hashmap", "rocksdb"] {
+        for p in ["1", "4"] {
+            let sets = [
+                format!("state.backend.type={backend}"),
+                format!("parallelism.default={p}"),
+            ];
+            let late = dir.path().join(format!("late-{backend}-{p}.csv"));
+            let o = run(dir.path(), &late, &sets);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{sets:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let (header, rows) = body(&late);
+            assert_eq!(header, "k,ts,window_start,window_end", "{sets:?}");
+            let records: Vec<String> = rows
+                .iter()
+                .map(|r| r.splitn(3, ',').take(2).collect::<Vec<_>>().join(","))
+                .collect();
+            assert_eq!(records, tumble, "{sets:?}");
+            let counts: Vec<u64> = String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("numLateRecordsDropped "))
+                .map(|n| n.trim().parse().unwrap())
+                .collect();
+            assert_eq!(counts, [tumble.len() as u64]);
+        }
+    }
+}

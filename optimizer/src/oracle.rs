@@ -272,8 +272,9 @@ fn source_table(plan: &LogicalPlan) -> Option<String> {
 /// ([`Arrival::watermarks_before`]) was below the window's end - 1. (A
 /// row all of whose windows had fired is the one the stream drops as
 /// late.) A deduplication partitioned by a window TVF's `window_start`
-/// and `window_end` keeps a row in a window by the same rule. A window TVF
-/// without either drops nothing.
+/// and `window_end` keeps a row in a window by the same rule, and so does
+/// a Top-N partitioned by them. A window TVF without any of these drops
+/// nothing.
 pub fn evaluate_event_time(
     plan: &LogicalPlan,
     tables: &dyn Fn(&str) -> Vec<Row>,
@@ -329,13 +330,27 @@ pub fn evaluate_event_time(
             rank_end,
             output_rank_number,
             ..
-        } => top_n(
-            eval(input),
-            partition_by,
-            order,
-            (*rank_start, *rank_end),
-            *output_rank_number,
-        ),
+        } => {
+            // A window Top-N over a window TVF first drops the late rows
+            // of its table.
+            let windowed = input
+                .window_columns()
+                .filter(|(s, e, _)| partition_by.contains(s) && partition_by.contains(e))
+                .and(windowed_table(input));
+            let rows = match windowed {
+                Some((table, time_col, window)) => {
+                    on_time_windowed(input, &table, time_col, window, tables, arrival)
+                }
+                None => eval(input),
+            };
+            top_n(
+                rows,
+                partition_by,
+                order,
+                (*rank_start, *rank_end),
+                *output_rank_number,
+            )
+        }
         LogicalPlan::Filter { input, predicate } => eval(input)
             .into_iter()
             .filter(|row| predicate.is_true(row))

@@ -707,6 +707,7 @@ fn keep_late(
     use crate::physical::node::local_window_aggregate::LocalWindowAggregate;
     use crate::physical::node::window_aggregate::WindowAggregate;
     use crate::physical::node::window_deduplicate::WindowDeduplicate;
+    use crate::physical::node::window_rank::WindowRank;
     let sink = &plan.sink.table.name;
     let windows: Vec<(StageId, &PhysicalNode)> = plan
         .root
@@ -716,6 +717,9 @@ fn keep_late(
         .filter(|(n, _)| {
             n.kind.is::<LocalWindowAggregate>()
                 || n.kind.is::<WindowDeduplicate>()
+                || n.kind
+                    .get::<WindowRank>()
+                    .is_some_and(|r| r.over_window_tvf)
                 || n.kind.get::<WindowAggregate>().is_some_and(|w| !w.global)
         })
         .map(|(n, s)| (s, n))

@@ -177,6 +177,7 @@ fn every_example_round_trips_through_a_compiled_plan() {
         "window_join_left.csv",
         "window_join_right.csv",
         "user_activity_log.csv",
+        "supplier_bids.csv",
     ] {
         std::fs::copy(examples().join(csv), base.join(csv)).unwrap();
     }

@@ -171,6 +171,11 @@ fn q8_monitor_new_users() {
 }
 
 #[test]
+fn q9_winning_bids() {
+    check_all("q9");
+}
+
+#[test]
 fn q19_auction_top_10_by_price() {
     check_all("q19");
 }

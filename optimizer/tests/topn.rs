@@ -320,6 +320,36 @@ WHERE rn BETWEEN 2 AND 3;"
     );
 }
 
+#[test]
+fn a_top_n_ordered_by_a_column_the_subquery_does_not_select() {
+    // As Nexmark q9 orders by B.`dateTime`, selected only under another
+    // name: the window reads the subquery's FROM, so `U.num` is U's column
+    // (not T's `num`, which the subquery selects), a hidden column of the
+    // subquery; `T.category` is the `category` that `T.*` selects.
+    let sql = format!(
+        "{T}CREATE TABLE U (shopId INT, num BIGINT) WITH ('connector' = 'datagen');
+CREATE TABLE s (category STRING, shopId INT, num BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO s SELECT category, shopId, num FROM (
+  SELECT T.*, ROW_NUMBER() OVER (PARTITION BY T.category ORDER BY U.num DESC) AS rn
+  FROM T, U WHERE T.shopId = U.shopId)
+WHERE rn <= 1;"
+    );
+    let mut sources = t_rows(&SIX);
+    sources.0.insert(
+        "U".into(),
+        [(1, 100), (2, 1), (3, 2), (4, 50), (5, 60)]
+            .iter()
+            .map(|&(id, n)| Change::insert(vec![Value::Int(id), Value::Int(n)]))
+            .collect(),
+    );
+    expect_everywhere(&sql, &sources, &["book,1,12", "fruit,5,22"]);
+    let plan = explain(&sql);
+    assert!(
+        plan.contains("partitionBy=[category], orderBy=[$rank_key0 DESC]"),
+        "{plan}"
+    );
+}
+
 /// The first line of `text` holding `needle`.
 fn line_with<'a>(text: &'a str, needle: &str) -> &'a str {
     text.lines()

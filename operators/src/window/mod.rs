@@ -1,5 +1,5 @@
 //! Event-time windows: the slices and windows of the window TVFs, and the
-//! window aggregate and deduplication that fire on the watermark.
+//! window aggregate, deduplication and Top-N that fire on the watermark.
 
 pub mod assigner;
 pub mod local_window_agg;
@@ -7,6 +7,7 @@ pub mod session_agg;
 pub mod tvf;
 pub mod window_agg;
 pub mod window_dedup;
+pub mod window_rank;
 
 pub use assigner::WindowSpec;
 pub use local_window_agg::LocalWindowAggregateOperator;
@@ -14,3 +15,4 @@ pub use session_agg::SessionWindowAggregateOperator;
 pub use tvf::WindowTableFunctionOperator;
 pub use window_agg::WindowAggregateOperator;
 pub use window_dedup::{WindowDedupSpec, WindowDeduplicateOperator};
+pub use window_rank::{WindowRankOperator, WindowRankSpec};

@@ -12,6 +12,8 @@
 //!   `WindowDeduplicate` over the TVF, hashed on its other keys;
 //! - a `Join` of two windowed inputs on both `window_start` and
 //!   `window_end` becomes a `WindowJoin` on its other keys;
+//! - a `Rank` partitioned by the window of a window TVF or of a window
+//!   aggregate becomes a `WindowRank` over it, hashed on its other keys;
 //! - an INNER `Join` whose condition bounds a rowtime attribute of each
 //!   insert-only input against the other becomes an `IntervalJoin`
 //!   (`physical/interval_bounds.rs`);
@@ -34,6 +36,7 @@ use super::node::union::Union;
 use super::node::window_aggregate::WindowAggregate;
 use super::node::window_deduplicate::WindowDeduplicate;
 use super::node::window_join::{InputWindow, WindowJoin};
+use super::node::window_rank::WindowRank;
 use super::node::window_table_function::WindowTableFunction;
 use super::plan::{JobSettings, PhysicalNode, PhysicalPlan, QueryPlan, SinkPlan};
 use super::rules::{PhysicalOptimizer, RuleContext};
@@ -50,6 +53,7 @@ use operators::join::JoinType;
 use operators::rank::deduplicate::{DedupOrder, Keep};
 use operators::rank::topn::SortField;
 use operators::value::DataType;
+use operators::window::WindowSpec;
 
 /// Plans `INSERT INTO sink <query>`.
 pub fn plan_insert(
@@ -269,6 +273,16 @@ fn translate(
             output_rank_number,
             ..
         } => {
+            let rank = RankRange {
+                partition_by,
+                order,
+                rank_start: *rank_start,
+                rank_end: *rank_end,
+                output_rank_number: *output_rank_number,
+            };
+            if let Some(w) = window_rank(input, &rank, catalog, config)? {
+                return Ok(w);
+            }
             let child = translate(input, catalog, config)?;
             let monotonic_unique_key = monotonic_unique_key(input, &child, order);
             Rank::over(
@@ -584,6 +598,93 @@ fn window_deduplicate(
         vec![child],
         schema,
         None,
+        parallelism,
+    )))
+}
+
+/// What a `Rank` of the logical plan numbers and keeps.
+struct RankRange<'a> {
+    partition_by: &'a [usize],
+    order: &'a [SortField],
+    rank_start: u64,
+    rank_end: u64,
+    output_rank_number: bool,
+}
+
+/// The `window_start` and `window_end` columns of a window aggregate's
+/// output (through projections and filters above it) and its window: an
+/// aggregate grouped by both window columns of a window TVF.
+fn aggregated_window_columns(plan: &LogicalPlan) -> Option<(usize, usize, WindowSpec)> {
+    match plan {
+        LogicalPlan::Filter { input, .. } => aggregated_window_columns(input),
+        LogicalPlan::Project { input, exprs, .. } => {
+            let (s, e, window) = aggregated_window_columns(input)?;
+            let at = |c: usize| exprs.iter().position(|x| *x == Expr::Column(c));
+            Some((at(s)?, at(e)?, window))
+        }
+        LogicalPlan::Aggregate {
+            input, group_by, ..
+        } => {
+            let (s, e, window) = input.window_columns()?;
+            let at = |c: usize| group_by.iter().position(|&g| g == c);
+            Some((at(s)?, at(e)?, window))
+        }
+        _ => None,
+    }
+}
+
+/// A Top-N partitioned by `window_start` and `window_end` of a window TVF
+/// or of a window aggregate (and any other keys), as Flink's
+/// `StreamPhysicalWindowRankRule` plans it: a `WindowRank` over its input,
+/// hashed on the other keys. `None` when the partition does not hold both
+/// window columns.
+fn window_rank(
+    input: &LogicalPlan,
+    rank: &RankRange,
+    catalog: &dyn CatalogView,
+    config: &Config,
+) -> Result<Option<PhysicalNode>> {
+    let (found, over_window_tvf) = match input.window_columns() {
+        Some(w) => (Some(w), true),
+        None => (aggregated_window_columns(input), false),
+    };
+    let Some((start, end, window)) = found else {
+        return Ok(None);
+    };
+    let key = rank.partition_by;
+    if !(key.contains(&start) && key.contains(&end)) {
+        return Ok(None);
+    }
+    if over_window_tvf && !window.is_aligned() {
+        return Err(PlanError::unsupported(
+            "a window Top-N over a SESSION window TVF is not supported (TUMBLE, HOP and CUMULATE are; \
+             over a SESSION window aggregate it is)",
+        ));
+    }
+    let child = translate(input, catalog, config)?;
+    let partition_keys: Vec<usize> = key
+        .iter()
+        .copied()
+        .filter(|&k| k != start && k != end)
+        .collect();
+    let parallelism = if partition_keys.is_empty() {
+        1
+    } else {
+        config.parallelism()
+    };
+    Ok(Some(WindowRank::over(
+        WindowRank {
+            window,
+            window_start: start,
+            window_end: end,
+            partition_keys,
+            order: rank.order.to_vec(),
+            rank_start: rank.rank_start,
+            rank_end: rank.rank_end,
+            output_rank_number: rank.output_rank_number,
+            over_window_tvf,
+        },
+        child,
         parallelism,
     )))
 }

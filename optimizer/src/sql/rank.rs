@@ -16,7 +16,9 @@
 //! bound without its row number and [`bind_row_number`] puts over it a
 //! [`LogicalPlan::Deduplicate`] where Flink's `StreamPhysicalDeduplicateRule`
 //! would (`rn = 1`, ordered by one `PROCTIME()` or rowtime attribute, row
-//! number not selected) and a [`LogicalPlan::Rank`] otherwise. `RANK()`
+//! number not selected) and a [`LogicalPlan::Rank`] otherwise. A qualified
+//! column of the window (`B.price`) the subquery does not select as it is
+//! becomes a hidden column of the subquery, dropped after the numbering. `RANK()`
 //! and `DENSE_RANK()` are refused, as Flink's streaming runtime does.
 
 use super::catalog::Catalog;
@@ -35,6 +37,9 @@ pub(super) struct RowNumberQuery {
     pub factor: ast::TableFactor,
     partition_by: Vec<ast::Expr>,
     order_by: Vec<ast::OrderByExpr>,
+    /// How many columns the subquery selects only for the window's keys
+    /// (its last ones), dropped after the numbering.
+    hidden: usize,
     row_number: ast::Ident,
     call: ast::Expr,
     /// The kept row numbers, 1-based and inclusive.
@@ -304,8 +309,17 @@ pub(super) fn match_row_number(s: &ast::Select) -> Result<Option<RowNumberQuery>
         ));
     }
     let mut without = subquery.as_ref().clone();
+    let mut partition_by = window.partition_by.clone();
+    let mut order_by = window.order_by.clone();
+    let mut hidden = 0;
     if let ast::SetExpr::Select(sel) = without.body.as_mut() {
         sel.projection.remove(position);
+        let exprs = partition_by
+            .iter_mut()
+            .chain(order_by.iter_mut().map(|o| &mut o.expr));
+        for e in exprs {
+            hidden += usize::from(select_qualified(e, &mut sel.projection, hidden));
+        }
     }
     Ok(Some(RowNumberQuery {
         factor: ast::TableFactor::Derived {
@@ -314,14 +328,84 @@ pub(super) fn match_row_number(s: &ast::Select) -> Result<Option<RowNumberQuery>
             alias: alias.clone(),
             sample: None,
         },
-        partition_by: window.partition_by.clone(),
-        order_by: window.order_by.clone(),
+        partition_by,
+        order_by,
+        hidden,
         row_number,
         call,
         range,
         output_rank_number,
         residual,
     }))
+}
+
+/// Makes the qualified column `e` of a window's `PARTITION BY` or `ORDER
+/// BY` (`B.price`) a column of the subquery: the item that selects it as
+/// it is, else a hidden item added to `projection`, named after `hidden`
+/// (returns true then). The window reads the subquery's FROM, so it may
+/// order by a column the subquery does not select (Nexmark q9 orders by
+/// `B.dateTime`, selected only as `bid_dateTime`).
+fn select_qualified(
+    e: &mut ast::Expr,
+    projection: &mut Vec<ast::SelectItem>,
+    hidden: usize,
+) -> bool {
+    let ast::Expr::CompoundIdentifier(parts) = &*e else {
+        return false;
+    };
+    let Some(last) = parts.last().cloned() else {
+        return false;
+    };
+    let wildcard = by_wildcard(parts, projection);
+    let selected = projection
+        .iter()
+        .any(|item| matches!(item, ast::SelectItem::UnnamedExpr(x) if x == &*e));
+    if selected || wildcard {
+        *e = ast::Expr::Identifier(last);
+        return false;
+    }
+    let name = ast::Ident::new(format!("$rank_key{hidden}"));
+    projection.push(ast::SelectItem::ExprWithAlias {
+        expr: e.clone(),
+        alias: name.clone(),
+    });
+    *e = ast::Expr::Identifier(name);
+    true
+}
+
+/// Whether `X.c` (`parts`) is selected as `c` by the projection's one
+/// wildcard, `X.*`, with no other item named `c`.
+fn by_wildcard(parts: &[ast::Ident], projection: &[ast::SelectItem]) -> bool {
+    let [relation, column] = parts else {
+        return false;
+    };
+    let mut wildcards = projection.iter().filter(|item| {
+        matches!(
+            item,
+            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..)
+        )
+    });
+    let covered = match (wildcards.next(), wildcards.next()) {
+        (
+            Some(ast::SelectItem::QualifiedWildcard(
+                ast::SelectItemQualifiedWildcardKind::ObjectName(name),
+                _,
+            )),
+            None,
+        ) => name.to_string().eq_ignore_ascii_case(&relation.value),
+        _ => false,
+    };
+    let named = |i: &ast::Ident| i.value.eq_ignore_ascii_case(&column.value);
+    covered
+        && !projection.iter().any(|item| match item {
+            ast::SelectItem::ExprWithAlias { alias, .. } => named(alias),
+            ast::SelectItem::UnnamedExpr(ast::Expr::Identifier(i)) => named(i),
+            ast::SelectItem::UnnamedExpr(ast::Expr::CompoundIdentifier(p)) => {
+                p.last().is_some_and(named)
+            }
+            ast::SelectItem::UnnamedExpr(_) => false,
+            _ => false,
+        })
 }
 
 fn column_of(e: &ast::Expr, fields: &[Field], what: &str) -> Result<usize, PlanError> {
@@ -422,17 +506,15 @@ pub(super) fn bind_row_number(
     if let [(time_col, desc, _)] = order[..] {
         if q.range == (1, 1) && !q.output_rank_number {
             if let Some(order) = time_attribute(&plan, time_col, catalog) {
-                return Ok((
-                    LogicalPlan::Deduplicate {
-                        input: Box::new(plan),
-                        key,
-                        keep: if desc { Keep::LastRow } else { Keep::FirstRow },
-                        order,
-                        time_col,
-                        row_number: q.row_number.value.clone(),
-                    },
-                    fields.to_vec(),
-                ));
+                let plan = LogicalPlan::Deduplicate {
+                    input: Box::new(plan),
+                    key,
+                    keep: if desc { Keep::LastRow } else { Keep::FirstRow },
+                    order,
+                    time_col,
+                    row_number: q.row_number.value.clone(),
+                };
+                return Ok(without_hidden(plan, fields.to_vec(), q.hidden, false));
             }
         }
     }
@@ -470,5 +552,35 @@ pub(super) fn bind_row_number(
             fields: out_fields.clone(),
         },
     };
-    Ok((plan, out_fields))
+    Ok(without_hidden(
+        plan,
+        out_fields,
+        q.hidden,
+        q.output_rank_number,
+    ))
+}
+
+/// `plan` (whose columns are `fields`) without the `hidden` columns the
+/// subquery selected only for the window's keys: they come before the row
+/// number when it is output, last otherwise.
+fn without_hidden(
+    plan: LogicalPlan,
+    mut fields: Vec<Field>,
+    hidden: usize,
+    output_rank_number: bool,
+) -> (LogicalPlan, Vec<Field>) {
+    if hidden == 0 {
+        return (plan, fields);
+    }
+    let end = fields.len() - usize::from(output_rank_number);
+    let kept: Vec<usize> = (0..end - hidden).chain(end..fields.len()).collect();
+    fields = kept.iter().map(|&c| fields[c].clone()).collect();
+    let plan = LogicalPlan::Project {
+        input: Box::new(plan),
+        exprs: kept.into_iter().map(Expr::Column).collect(),
+        schema: Schema {
+            fields: fields.clone(),
+        },
+    };
+    (plan, fields)
 }

@@ -54,6 +54,7 @@ pub mod union;
 pub mod window_aggregate;
 pub mod window_deduplicate;
 pub mod window_join;
+pub mod window_rank;
 pub mod window_table_function;
 
 use crate::error::Result;
@@ -271,6 +272,7 @@ node_kinds! {
     Deduplicate(deduplicate::Deduplicate),
     WindowDeduplicate(window_deduplicate::WindowDeduplicate),
     Rank(rank::Rank),
+    WindowRank(window_rank::WindowRank),
     IntervalJoin(interval_join::IntervalJoin),
     WindowJoin(window_join::WindowJoin),
 }
