@@ -593,6 +593,13 @@ fn run_sql(
                 }
             }
         }
+        if late.is_some() && o.late_writer.is_none() {
+            done.push(format!(
+                "  no late records file for {}: none of its operators drops late records \
+                 (a window aggregate, a window deduplication or a window Top-N over a window TVF do)",
+                o.sink
+            ));
+        }
         if let (Some(path), Some(w)) = (late, o.late_writer.take()) {
             let p = output_path(path, &o.sink, many);
             match w.finish() {

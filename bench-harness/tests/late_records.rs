@@ -339,3 +339,30 @@ SELECT * FROM (
         }
     }
 }
+
+#[test]
+fn an_insert_without_an_operator_that_drops_late_records_writes_no_late_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    for f in [
+        "interval_join.sql",
+        "interval_left.csv",
+        "interval_right.csv",
+    ] {
+        std::fs::copy(examples.join(f), dir.path().join(f)).unwrap();
+    }
+    let late = dir.path().join("late.csv");
+    let o = lab()
+        .current_dir(dir.path())
+        .args(["run", "interval_join.sql", "--late"])
+        .arg(&late)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        stdout.contains("no late records file for joined"),
+        "{stdout}"
+    );
+    assert!(!late.exists(), "a late file was written");
+}

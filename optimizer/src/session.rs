@@ -684,8 +684,9 @@ fn checkpoint_error(e: OpError) -> RunError {
     }
 }
 
-/// Where an INSERT's late records go: a stage's writer, or a writer no
-/// stage took (a plan without a window operator: its file stays empty).
+/// Where an INSERT's late records go: a stage's writer, a writer no stage
+/// took (its file stays empty), or nowhere (no operator of the INSERT
+/// drops late records: no file).
 #[derive(Default)]
 enum Late {
     Stage(StageId),
@@ -694,34 +695,23 @@ enum Late {
     None,
 }
 
-/// Opens the late-record writer of `plan` and hands it to its window
-/// operator's stage: the one-phase window aggregate, the local half of
-/// a two-phase one (the global half sees partial accumulators, not
-/// records), or a window deduplication. A plan with several window operators is refused.
+/// Opens the late-record writer of `plan` and hands it to the stage of
+/// its operator that writes late records
+/// ([`crate::physical::node::NodeSpec::writes_late_records`]). A plan with
+/// several such operators is refused.
 fn keep_late(
     job: &mut Job,
     plan: &PhysicalPlan,
     stages: &[StageId],
     open: &LateWriterFactory<'_>,
 ) -> Result<Late, RunError> {
-    use crate::physical::node::local_window_aggregate::LocalWindowAggregate;
-    use crate::physical::node::window_aggregate::WindowAggregate;
-    use crate::physical::node::window_deduplicate::WindowDeduplicate;
-    use crate::physical::node::window_rank::WindowRank;
     let sink = &plan.sink.table.name;
     let windows: Vec<(StageId, &PhysicalNode)> = plan
         .root
         .stage_nodes()
         .into_iter()
         .zip(stages.iter().copied())
-        .filter(|(n, _)| {
-            n.kind.is::<LocalWindowAggregate>()
-                || n.kind.is::<WindowDeduplicate>()
-                || n.kind
-                    .get::<WindowRank>()
-                    .is_some_and(|r| r.over_window_tvf)
-                || n.kind.get::<WindowAggregate>().is_some_and(|w| !w.global)
-        })
+        .filter(|(n, _)| n.spec().writes_late_records())
         .map(|(n, s)| (s, n))
         .collect();
     if windows.len() > 1 {
@@ -730,18 +720,15 @@ fn keep_late(
             windows.len()
         ))));
     }
-    let columns = windows
-        .first()
-        .map(|(_, n)| n.inputs[0].schema.names())
-        .unwrap_or_default();
-    let writer = open(sink, &columns)
+    // Without such an operator nothing is dropped as late: no file.
+    let Some(&(s, node)) = windows.first() else {
+        return Ok(Late::None);
+    };
+    let writer = open(sink, &node.inputs[0].schema.names())
         .map_err(|e| RunError::Execution(format!("late records of sink '{sink}': {e}")))?;
-    Ok(match windows.first() {
-        Some(&(s, _)) => match job.keep_late(s, writer) {
-            Ok(()) => Late::Stage(s),
-            Err(w) => Late::Unused(w),
-        },
-        None => Late::Unused(writer),
+    Ok(match job.keep_late(s, writer) {
+        Ok(()) => Late::Stage(s),
+        Err(w) => Late::Unused(w),
     })
 }
 

@@ -69,6 +69,10 @@ impl super::NodeSpec for LocalWindowAggregate {
         1
     }
 
+    fn writes_late_records(&self) -> bool {
+        true
+    }
+
     fn changelog(&self, _inputs: &[PhysicalNode]) -> ChangelogMode {
         ChangelogMode::INSERT_ONLY
     }

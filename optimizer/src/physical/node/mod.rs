@@ -145,6 +145,13 @@ pub trait NodeSpec {
         false
     }
 
+    /// Whether its operator drops input records behind the watermark as
+    /// late and hands them, with its input's columns, to `lab run --late`
+    /// (the lab's form of Flink's late side output).
+    fn writes_late_records(&self) -> bool {
+        false
+    }
+
     /// Whether its inputs are read by it alone, never shared with another
     /// consumer (a delta join's table scans).
     fn reads_own_inputs(&self) -> bool {

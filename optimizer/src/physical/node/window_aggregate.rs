@@ -75,6 +75,12 @@ impl super::NodeSpec for WindowAggregate {
         }
     }
 
+    /// The one-phase aggregate; the global half of a two-phase one sees
+    /// partial accumulators, not records.
+    fn writes_late_records(&self) -> bool {
+        !self.global
+    }
+
     fn changelog(&self, _inputs: &[PhysicalNode]) -> ChangelogMode {
         ChangelogMode::INSERT_ONLY
     }

@@ -60,6 +60,10 @@ impl super::NodeSpec for WindowDeduplicate {
         }
     }
 
+    fn writes_late_records(&self) -> bool {
+        true
+    }
+
     fn changelog(&self, _inputs: &[PhysicalNode]) -> ChangelogMode {
         ChangelogMode::INSERT_ONLY
     }

@@ -85,6 +85,12 @@ impl super::NodeSpec for WindowRank {
         }
     }
 
+    /// Over a window TVF; over a window aggregate its input is the
+    /// aggregate's rows, which are never late.
+    fn writes_late_records(&self) -> bool {
+        self.over_window_tvf
+    }
+
     fn changelog(&self, _inputs: &[PhysicalNode]) -> ChangelogMode {
         ChangelogMode::INSERT_ONLY
     }
