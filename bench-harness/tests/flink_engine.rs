@@ -275,6 +275,8 @@ fn cases() -> Vec<Case> {
         // (watermarks lag the input's disorder, so no row is late on either
         // engine whatever the order the two sources are read in).
         case("window_join.sql"),
+        // Window Top-N over a window aggregate and over a window TVF.
+        case("window_topn.sql"),
         // Nexmark on the events the lab generates (50,000; q7 150,000),
         // written to files Flink reads: projections and filters, the string
         // functions, joins, window aggregates (HOP, TUMBLE, SESSION), a

@@ -505,11 +505,23 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    /// Writes an executable script. Another test's thread may fork while
+    /// the file is open for writing, and its child holds the descriptor
+    /// until it execs: running the script meanwhile fails with "Text file
+    /// busy". So the script is run once here until it no longer does.
     fn fake_tool(dir: &Path, name: &str, script: &str) {
         let p = dir.join(name);
         std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for _ in 0..200 {
+            match std::process::Command::new(&p).output() {
+                Err(e) if e.raw_os_error() == Some(26) => {
+                    std::thread::sleep(std::time::Duration::from_millis(5))
+                }
+                _ => break,
+            }
+        }
     }
 
     fn tools_in(dir: &Path) -> Tools {
