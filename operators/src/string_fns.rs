@@ -238,8 +238,24 @@ fn pieces(format: &str) -> Result<Vec<Piece>, String> {
     Ok(out)
 }
 
+thread_local! {
+    /// Parsed `DATE_FORMAT` patterns by their text (`None`: not supported),
+    /// so a pattern is parsed once, not per row; bounded as [`PATTERNS`].
+    static DATE_PATTERNS: RefCell<HashMap<String, Option<std::rc::Rc<[Piece]>>>> =
+        RefCell::new(HashMap::new());
+}
+
 fn date_format(millis: i64, format: &str) -> Option<String> {
-    let pieces = pieces(format).ok()?;
+    let pieces = DATE_PATTERNS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if !cache.contains_key(format) {
+            if cache.len() >= PATTERN_CACHE {
+                cache.clear();
+            }
+            cache.insert(format.to_string(), pieces(format).ok().map(Into::into));
+        }
+        cache.get(format).cloned().flatten()
+    })?;
     let days = millis.div_euclid(86_400_000);
     let ms_of_day = millis.rem_euclid(86_400_000);
     let (y, mo, d) = civil_from_days(days);
@@ -248,9 +264,9 @@ fn date_format(millis: i64, format: &str) -> Option<String> {
     let s = ms_of_day / 1000 % 60;
     let ms = ms_of_day % 1000;
     let mut out = String::new();
-    for p in pieces {
-        match p {
-            Piece::Text(t) => out.push_str(&t),
+    for p in pieces.iter() {
+        match *p {
+            Piece::Text(ref t) => out.push_str(t),
             // Year of era; `yy` is the last two digits.
             Piece::Field('y', 2) => {
                 let _ = write!(out, "{:02}", y.rem_euclid(100));
