@@ -2,6 +2,7 @@
 //! window aggregate, deduplication and Top-N that fire on the watermark.
 
 pub mod assigner;
+mod late;
 pub mod local_window_agg;
 pub mod session_agg;
 pub mod tvf;

@@ -21,6 +21,7 @@
 //! watermark. The session bounds and timers live in memory (Flink keeps
 //! them in state; the lab counts the accumulators only).
 
+use super::late::LateRecords;
 use super::window_agg::WindowAggregateOperator;
 use crate::agg::functions::{self, AggSpec, SLOTS};
 use crate::changelog::Change;
@@ -53,9 +54,8 @@ pub struct SessionWindowAggregateOperator {
     timers: BTreeMap<(i64, u64), (Row, i64)>,
     next_timer: u64,
     watermark: i64,
-    late_dropped: u64,
-    /// The late records dropped, kept for `--late` (`None`: not kept).
-    late: Option<Vec<Row>>,
+    /// Records behind the watermark: dropped, counted, kept for `--late`.
+    late: LateRecords,
 }
 
 impl SessionWindowAggregateOperator {
@@ -84,8 +84,7 @@ impl SessionWindowAggregateOperator {
             timers: BTreeMap::new(),
             next_timer: 0,
             watermark: i64::MIN,
-            late_dropped: 0,
-            late: None,
+            late: LateRecords::default(),
         })
     }
 
@@ -127,10 +126,7 @@ impl SessionWindowAggregateOperator {
             if open.is_empty() {
                 self.sessions.remove(&key);
             }
-            self.late_dropped += 1;
-            if let Some(late) = &mut self.late {
-                late.push(row);
-            }
+            self.late.drop_row(row);
             return Ok(());
         }
         let namespace;
@@ -301,17 +297,15 @@ impl Operator for SessionWindowAggregateOperator {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("numLateRecordsDropped", self.late_dropped)]
+        vec![self.late.counter()]
     }
 
     fn keep_late(&mut self) -> bool {
-        self.late.get_or_insert_with(Vec::new);
+        self.late.keep();
         true
     }
 
     fn take_late(&mut self, late: &mut Vec<Row>) {
-        if let Some(kept) = &mut self.late {
-            late.append(kept);
-        }
+        self.late.take(late);
     }
 }

@@ -24,6 +24,7 @@
 //! slice, with the same late rule on the partial's slice.
 
 use super::assigner::WindowSpec;
+use super::late::LateRecords;
 use crate::agg::functions::{self, AggKind, AggSpec, SLOTS};
 use crate::changelog::Change;
 use crate::operator::{OpResult, Operator};
@@ -43,11 +44,10 @@ pub struct WindowAggregateOperator {
     /// Window end -> keys with a timer there, in the order they were set.
     timers: BTreeMap<i64, (Vec<Row>, HashSet<Row>)>,
     watermark: i64,
-    late_dropped: u64,
     /// Input rows are partial accumulators (key, slots, slice end).
     partial: bool,
-    /// The late records dropped, kept for `--late` (`None`: not kept).
-    late: Option<Vec<Row>>,
+    /// Records behind the watermark: dropped, counted, kept for `--late`.
+    late: LateRecords,
 }
 
 impl WindowAggregateOperator {
@@ -74,9 +74,8 @@ impl WindowAggregateOperator {
             slices,
             timers: BTreeMap::new(),
             watermark: i64::MIN,
-            late_dropped: 0,
             partial: false,
-            late: None,
+            late: LateRecords::default(),
         })
     }
 
@@ -274,10 +273,7 @@ impl Operator for WindowAggregateOperator {
                 self.window.slice_end(t)
             };
             if Self::fired(self.window.last_window_end(slice), self.watermark) {
-                self.late_dropped += 1;
-                if let Some(late) = &mut self.late {
-                    late.push(row);
-                }
+                self.late.drop_row(row);
                 continue;
             }
             let mut key: Row = self.group_by.iter().map(|&c| row[c].clone()).collect();
@@ -333,21 +329,19 @@ impl Operator for WindowAggregateOperator {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("numLateRecordsDropped", self.late_dropped)]
+        vec![self.late.counter()]
     }
 
     /// The global half drops partial accumulators, not records: its local
     /// half keeps the records instead.
     fn keep_late(&mut self) -> bool {
         if !self.partial {
-            self.late.get_or_insert_with(Vec::new);
+            self.late.keep();
         }
         !self.partial
     }
 
     fn take_late(&mut self, late: &mut Vec<Row>) {
-        if let Some(kept) = &mut self.late {
-            late.append(kept);
-        }
+        self.late.take(late);
     }
 }

@@ -19,6 +19,7 @@
 //! the order they first reached the window. After the final watermark the
 //! state is empty; `table.exec.state.ttl` does not apply.
 
+use super::late::LateRecords;
 use crate::changelog::{Change, RowKind};
 use crate::operator::{OpError, OpResult, Operator};
 use crate::rank::topn::{flatten, unflatten, SortField};
@@ -90,9 +91,8 @@ pub struct WindowRankOperator {
     /// Window end -> keys with rows there, in the order they came.
     timers: BTreeMap<i64, (Vec<Row>, HashSet<Row>)>,
     watermark: i64,
-    late_dropped: u64,
-    /// The late records dropped, kept for `--late` (`None`: not kept).
-    late: Option<Vec<Row>>,
+    /// Records behind the watermark: dropped, counted, kept for `--late`.
+    late: LateRecords,
 }
 
 impl WindowRankOperator {
@@ -107,8 +107,7 @@ impl WindowRankOperator {
             spec,
             timers: BTreeMap::new(),
             watermark: i64::MIN,
-            late_dropped: 0,
-            late: None,
+            late: LateRecords::default(),
         })
     }
 
@@ -149,10 +148,7 @@ impl Operator for WindowRankOperator {
                 continue;
             };
             if Self::fired(end, self.watermark) {
-                self.late_dropped += 1;
-                if let Some(late) = &mut self.late {
-                    late.push(row);
-                }
+                self.late.drop_row(row);
                 continue;
             }
             let mut key: Row = self
@@ -215,18 +211,16 @@ impl Operator for WindowRankOperator {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("numLateRecordsDropped", self.late_dropped)]
+        vec![self.late.counter()]
     }
 
     fn keep_late(&mut self) -> bool {
-        self.late.get_or_insert_with(Vec::new);
+        self.late.keep();
         true
     }
 
     fn take_late(&mut self, late: &mut Vec<Row>) {
-        if let Some(kept) = &mut self.late {
-            late.append(kept);
-        }
+        self.late.take(late);
     }
 }
 
