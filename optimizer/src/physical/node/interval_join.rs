@@ -54,11 +54,7 @@ impl NodeSpec for IntervalJoin {
     }
 
     fn input_exchange(&self, _node: &PhysicalNode, i: usize) -> Exchange {
-        Exchange::Hash(if i == 0 {
-            self.left_keys.clone()
-        } else {
-            self.right_keys.clone()
-        })
+        super::join::hash_on_side_keys(&self.left_keys, &self.right_keys, i)
     }
 
     fn changelog(&self, _inputs: &[PhysicalNode]) -> ChangelogMode {

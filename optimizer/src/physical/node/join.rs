@@ -88,6 +88,13 @@ impl Join {
     }
 }
 
+/// The exchange into a two-input join keyed on equalities: input `i`
+/// hashed on its side's keys (the regular, delta, interval and window
+/// joins all read their inputs so).
+pub fn hash_on_side_keys(left_keys: &[usize], right_keys: &[usize], i: usize) -> Exchange {
+    Exchange::Hash(if i == 0 { left_keys } else { right_keys }.to_vec())
+}
+
 /// How a join input keeps its rows: by the unique key it has, if any.
 pub fn layout_for(n: &PhysicalNode, keys: &[usize]) -> JoinStateLayout {
     match &n.unique_key {
@@ -202,11 +209,7 @@ impl NodeSpec for Join {
     }
 
     fn input_exchange(&self, _node: &PhysicalNode, i: usize) -> Exchange {
-        Exchange::Hash(if i == 0 {
-            self.left_keys.clone()
-        } else {
-            self.right_keys.clone()
-        })
+        hash_on_side_keys(&self.left_keys, &self.right_keys, i)
     }
 
     fn changelog(&self, inputs: &[PhysicalNode]) -> ChangelogMode {

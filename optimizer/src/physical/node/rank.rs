@@ -270,23 +270,12 @@ impl super::NodeSpec for Rank {
             arity,
             "the input",
         )?;
-        let order: Vec<usize> = self.order.iter().map(|f| f.column).collect();
-        check::columns(&check::field(node, "order"), &order, arity, "the input")?;
-        if order.is_empty() {
-            return Err(check::invalid(
-                check::field(node, "order"),
-                "a Top-N needs an ORDER BY column",
-            ));
-        }
-        if self.rank_start < 1 || self.rank_end < self.rank_start {
-            return Err(check::invalid(
-                check::field(node, "rank_end"),
-                format!(
-                    "the rank range {}..={} is empty or starts before 1",
-                    self.rank_start, self.rank_end
-                ),
-            ));
-        }
+        check_order_and_range(
+            node,
+            &self.order,
+            (self.rank_start, self.rank_end),
+            "a Top-N",
+        )?;
         if self.cache_size < 1 {
             return Err(check::invalid(
                 check::field(node, "cache_size"),
@@ -345,4 +334,31 @@ impl super::NodeSpec for Rank {
             Ok(op)
         })
     }
+}
+
+/// What a Top-N and a window Top-N (`what`) check alike: order columns of
+/// the input, at least one, and a rank range that starts at 1 or later
+/// and is not empty.
+pub(super) fn check_order_and_range(
+    node: &PhysicalNode,
+    order: &[SortField],
+    (rank_start, rank_end): (u64, u64),
+    what: &str,
+) -> Check {
+    let arity = node.inputs[0].schema.len();
+    let order: Vec<usize> = order.iter().map(|f| f.column).collect();
+    check::columns(&check::field(node, "order"), &order, arity, "the input")?;
+    if order.is_empty() {
+        return Err(check::invalid(
+            check::field(node, "order"),
+            format!("{what} needs an ORDER BY column"),
+        ));
+    }
+    if rank_start < 1 || rank_end < rank_start {
+        return Err(check::invalid(
+            check::field(node, "rank_end"),
+            format!("the rank range {rank_start}..={rank_end} is empty or starts before 1"),
+        ));
+    }
+    Ok(())
 }

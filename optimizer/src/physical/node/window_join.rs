@@ -63,11 +63,7 @@ impl NodeSpec for WindowJoin {
         if self.left_keys.is_empty() {
             return Exchange::Single;
         }
-        Exchange::Hash(if i == 0 {
-            self.left_keys.clone()
-        } else {
-            self.right_keys.clone()
-        })
+        super::join::hash_on_side_keys(&self.left_keys, &self.right_keys, i)
     }
 
     fn changelog(&self, _inputs: &[PhysicalNode]) -> ChangelogMode {

@@ -146,23 +146,12 @@ impl super::NodeSpec for WindowRank {
             arity,
             "the input",
         )?;
-        let order: Vec<usize> = self.order.iter().map(|f| f.column).collect();
-        check::columns(&check::field(node, "order"), &order, arity, "the input")?;
-        if order.is_empty() {
-            return Err(check::invalid(
-                check::field(node, "order"),
-                "a window Top-N needs an ORDER BY column",
-            ));
-        }
-        if self.rank_start < 1 || self.rank_end < self.rank_start {
-            return Err(check::invalid(
-                check::field(node, "rank_end"),
-                format!(
-                    "the rank range {}..={} is empty or starts before 1",
-                    self.rank_start, self.rank_end
-                ),
-            ));
-        }
+        super::rank::check_order_and_range(
+            node,
+            &self.order,
+            (self.rank_start, self.rank_end),
+            "a window Top-N",
+        )?;
         for (field, c) in [
             ("window_start", self.window_start),
             ("window_end", self.window_end),
