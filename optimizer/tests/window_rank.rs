@@ -325,3 +325,56 @@ FROM (
     let err = explain_script(&sql, &[]).unwrap_err().to_string();
     assert!(err.contains("SESSION window TVF"), "{err}");
 }
+
+/// Sessions of `a` ([00:01, 00:08)) and `b` ([00:03, 00:08)) end together
+/// but are different windows: each is ranked first in its own, as the
+/// query's `PARTITION BY window_start, window_end` says. (Flink keys a
+/// window Top-N by the end alone and would keep only `a`.)
+#[test]
+fn sessions_that_end_together_are_ranked_apart() {
+    let data = "\
+2020-10-10 00:00:01,1,1.0,1.0,x,a
+2020-10-10 00:00:03,1,1.0,1.0,x,a
+2020-10-10 00:00:03,1,1.0,1.0,x,b
+2020-10-10 00:00:30,1,1.0,1.0,x,c
+";
+    let sql = format!(
+        "{T1}
+INSERT INTO agg_rows
+SELECT * FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY cnt DESC) AS rownum
+  FROM (
+    SELECT name, window_start, window_end, COUNT(*) AS cnt, SUM(bigdec) AS sum_b,
+      MAX(d) AS max_d, COUNT(DISTINCT s) AS uv
+    FROM TABLE(SESSION(TABLE T1 PARTITION BY name, DESCRIPTOR(ts), INTERVAL '5' SECOND))
+    GROUP BY name, window_start, window_end
+  )
+) WHERE rownum <= 1;"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("window_data.csv"), data).unwrap();
+    for parallelism in ["1", "4"] {
+        for backend in BACKENDS {
+            let out = run_in(
+                dir.path(),
+                &sql,
+                &[
+                    ("parallelism.default", parallelism),
+                    ("state.backend.type", backend),
+                ],
+            );
+            assert_state_empty(&out);
+            let mut rows = changelog(&out[0]);
+            rows.sort();
+            assert_eq!(
+                rows,
+                sorted(&[
+                    "a, 2020-10-10 00:00:01.000, 2020-10-10 00:00:08.000, 2, 2.0, 1.0, 1, 1",
+                    "b, 2020-10-10 00:00:03.000, 2020-10-10 00:00:08.000, 1, 1.0, 1.0, 1, 1",
+                    "c, 2020-10-10 00:00:30.000, 2020-10-10 00:00:35.000, 1, 1.0, 1.0, 1, 1",
+                ]),
+                "p{parallelism} {backend}"
+            );
+        }
+    }
+}

@@ -183,8 +183,16 @@ impl super::NodeSpec for WindowRank {
     fn build(&self, node: &PhysicalNode, id: usize, ctx: &mut dyn JobContext) -> Result<Out> {
         let scope = format!("{id}-WindowRank");
         let backend = ctx.backend().clone();
+        // A window's end names it when windows are aligned; sessions of
+        // different keys may end together, so the state key then holds
+        // the start too (Flink keys by the end alone and ranks such
+        // sessions as one window: docs/windows.md).
+        let mut partition_keys = self.partition_keys.clone();
+        if !self.window.is_aligned() {
+            partition_keys.push(self.window_start);
+        }
         let spec = WindowRankSpec {
-            partition_keys: self.partition_keys.clone(),
+            partition_keys,
             window_end: self.window_end,
             order: self.order.clone(),
             rank_start: self.rank_start,
