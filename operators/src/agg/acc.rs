@@ -30,6 +30,12 @@ pub trait Acc {
         self.get(i).into_owned()
     }
 
+    /// Appends slot `i` to `out`.
+    #[inline]
+    fn push_to(&self, i: usize, out: &mut Vec<Value>) {
+        crate::value::push_copy(out, &self.get(i));
+    }
+
     /// Slot `i` if it is an integer (counts are): `get` without a `Value`.
     #[inline]
     fn int(&self, i: usize) -> Option<i64> {
@@ -81,6 +87,11 @@ impl Acc for PackedRow {
     #[inline]
     fn value(&self, i: usize) -> Value {
         PackedRow::get(self, i)
+    }
+
+    #[inline]
+    fn push_to(&self, i: usize, out: &mut Vec<Value>) {
+        PackedRow::push_to(self, i, out);
     }
 
     #[inline]

@@ -291,7 +291,9 @@ impl AggCore {
     #[inline]
     pub fn result_row<A: Acc + ?Sized>(&self, key: &[Value], acc: &A) -> Row {
         let mut r = Vec::with_capacity(key.len() + self.aggs.len());
-        r.extend_from_slice(key);
+        for v in key {
+            crate::value::push_copy(&mut r, v);
+        }
         self.push_results(acc, &mut r);
         r
     }
@@ -299,7 +301,7 @@ impl AggCore {
     #[inline]
     fn push_results<A: Acc + ?Sized>(&self, acc: &A, out: &mut Vec<Value>) {
         for (i, a) in self.aggs.iter().enumerate() {
-            out.push(functions::result(a, acc, slot(i)));
+            functions::push_result(a, acc, slot(i), out);
         }
     }
 

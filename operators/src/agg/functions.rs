@@ -219,6 +219,19 @@ pub fn result<A: Acc + ?Sized>(spec: &AggSpec, acc: &A, s: usize) -> Value {
     }
 }
 
+/// Appends the call's result to `out` ([`result`]), written in place.
+#[inline]
+pub fn push_result<A: Acc + ?Sized>(spec: &AggSpec, acc: &A, s: usize, out: &mut Vec<Value>) {
+    match spec.kind {
+        AggKind::CountStar | AggKind::Count => acc.push_to(s, out),
+        AggKind::Sum | AggKind::Min | AggKind::Max if acc.int(s + 1) == Some(0) => {
+            out.push(Value::Null)
+        }
+        AggKind::Sum | AggKind::Min | AggKind::Max => acc.push_to(s, out),
+        AggKind::Avg => out.push(avg(spec, acc, s)),
+    }
+}
+
 /// Whether the call's results on `a` and `b` differ. A count's result is
 /// its slot, compared as stored.
 #[inline]

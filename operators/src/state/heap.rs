@@ -148,6 +148,22 @@ impl PackedRow {
         unpack(tag, word)
     }
 
+    /// Appends value `i` to `out`, written in place (see
+    /// [`crate::value::push_copy`]).
+    #[inline]
+    pub fn push_to(&self, i: usize, out: &mut Vec<Value>) {
+        let j = self.at(i);
+        let (tag, word) = (self.b.tags[j], self.b.words[j]);
+        match tag {
+            T_INT => out.push(Value::Int(word as i64)),
+            T_DOUBLE => out.push(Value::Double(f64::from_bits(word))),
+            T_TS => out.push(Value::Ts(word as i64)),
+            T_FALSE => out.push(Value::Bool(false)),
+            T_TRUE => out.push(Value::Bool(true)),
+            _ => out.push(Value::Null),
+        }
+    }
+
     /// Value `i` if it is an integer.
     #[inline]
     pub fn int(&self, i: usize) -> Option<i64> {
