@@ -448,6 +448,63 @@ WHERE rn <= 2;"
     );
 }
 
+/// A Top-1 over the rows themselves (insert-only) is Flink 2.x's
+/// `FastTop1Function`: a new winner updates its partition's row, a tie
+/// keeps the first; with an upsert sink on the partition key no `-U`.
+#[test]
+fn golden_changelog_of_the_append_only_top1_through_sql() {
+    let rows = [
+        ("book", 1, 10),
+        ("fruit", 2, 5),
+        ("book", 3, 10),
+        ("book", 4, 12),
+        ("book", 5, 11),
+        ("fruit", 6, 7),
+    ];
+    let o = [("lab.source.batch-size", "1".to_string())];
+    let run = |sink: &str| -> Vec<String> {
+        let sql = format!(
+            "{T}CREATE TABLE s (category STRING, shopId INT, num BIGINT{sink}) WITH ('connector' = 'blackhole');
+INSERT INTO s SELECT category, shopId, num FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY category ORDER BY num DESC) AS rn FROM T)
+WHERE rn = 1;"
+        );
+        let (_, out) = run_mem(&sql, &t_rows(&rows), &o, RunOptions::keep_all()).unwrap();
+        let counters: Vec<_> = out[0]
+            .report
+            .stages
+            .iter()
+            .filter(|s| s.name.contains("Rank"))
+            .flat_map(|s| s.counters.clone())
+            .collect();
+        assert!(
+            counters.contains(&("rows_entered_top".into(), 4)),
+            "{counters:?}"
+        );
+        out[0].changelog.iter().map(|c| c.to_string()).collect()
+    };
+    assert_eq!(
+        run(""),
+        [
+            "+I[book, 1, 10]",
+            "+I[fruit, 2, 5]",
+            "-U[book, 1, 10]",
+            "+U[book, 4, 12]",
+            "-U[fruit, 2, 5]",
+            "+U[fruit, 6, 7]"
+        ]
+    );
+    assert_eq!(
+        run(", PRIMARY KEY (category) NOT ENFORCED"),
+        [
+            "+I[book, 1, 10]",
+            "+I[fruit, 2, 5]",
+            "+U[book, 4, 12]",
+            "+U[fruit, 6, 7]"
+        ]
+    );
+}
+
 #[test]
 fn golden_changelog_of_the_retract_strategy_through_sql() {
     // SUM per shop, which falls on a negative row: a shop leaves the top

@@ -5,7 +5,9 @@
 //! made, as Flink's `RankProcessStrategy` does:
 //! - `AppendFastStrategy`: the input is insert-only; only the top rows are
 //!   kept (`operators/src/rank/append_only_topn.rs`), with a heap cache of
-//!   `table.exec.rank.topn-cache-size` rows;
+//!   `table.exec.rank.topn-cache-size` rows; a Top-1 keeps one row per
+//!   partition and emits a new winner as an update
+//!   (`operators/src/rank/fast_top1.rs`, Flink's `FastTop1Function`);
 //! - `UpdateFastStrategy[key]`: the input updates by a unique key that
 //!   holds the partition key, and each sort column only moves its row up
 //!   (Flink's monotonicity: an increasing column ordered DESC, a
@@ -30,6 +32,7 @@ use operators::changelog::ChangelogMode;
 use operators::exec::Exchange;
 use operators::operator::Operator;
 use operators::rank::append_only_topn::AppendOnlyTopN;
+use operators::rank::fast_top1::FastTop1;
 use operators::rank::retractable_topn::RetractableTopN;
 use operators::rank::topn::{SortField, TopNSpec};
 use operators::rank::updatable_topn::UpdatableTopN;
@@ -117,7 +120,8 @@ impl Rank {
                 nullable: false,
             });
         }
-        let unique = Self::unique_key(&input, &s.partition_key, s.output_rank_number);
+        let top1 = (s.rank_start, s.rank_end) == (1, 1);
+        let unique = Self::unique_key(&input, &s.partition_key, s.output_rank_number, top1);
         PhysicalNode::new(
             Rank {
                 partition_key: s.partition_key,
@@ -140,7 +144,19 @@ impl Rank {
     /// The partition key and the rank when the rank is output; else the
     /// input's unique key if it holds the partition key (a row then stays
     /// in one partition).
-    fn unique_key(input: &PhysicalNode, partition: &[usize], rank: bool) -> Option<Vec<usize>> {
+    /// Flink's `getRankUniqueKeys`: a Top-1 (`ROW_NUMBER`, rank 1 only)
+    /// keeps one row per partition, so its partition key is unique;
+    /// otherwise the partition key with the rank, or the input's unique
+    /// key if it holds the partition key.
+    fn unique_key(
+        input: &PhysicalNode,
+        partition: &[usize],
+        rank: bool,
+        top1: bool,
+    ) -> Option<Vec<usize>> {
+        if top1 {
+            return Some(partition.to_vec());
+        }
         if rank {
             let mut k = partition.to_vec();
             k.push(input.schema.len());
@@ -213,7 +229,8 @@ impl super::NodeSpec for Rank {
                 self.strategy = RankStrategy::Retract;
             }
         }
-        *unique_key = Self::unique_key(input, &self.partition_key, self.output_rank_number);
+        let top1 = (self.rank_start, self.rank_end) == (1, 1);
+        *unique_key = Self::unique_key(input, &self.partition_key, self.output_rank_number, top1);
     }
 
     fn states(&self) -> Vec<StateSlot> {
@@ -314,6 +331,11 @@ impl super::NodeSpec for Rank {
         let spec = self.spec(node.inputs[0].schema.len());
         operator_stage(node, ctx, || {
             let op: Box<dyn Operator> = match &self.strategy {
+                // Flink 2.x's `StreamExecRank` runs a Top-1 as
+                // `FastTop1Function`: a new winner is an update.
+                RankStrategy::AppendFast if (self.rank_start, self.rank_end) == (1, 1) => Box::new(
+                    FastTop1::new(&backend, &scope, spec.clone(), self.cache_size)?,
+                ),
                 RankStrategy::AppendFast => Box::new(AppendOnlyTopN::new(
                     &backend,
                     &scope,
