@@ -167,6 +167,24 @@ FROM ca JOIN cb ON ca.k = cb.k AND ca.x <> cb.bid
 JOIN (SELECT k, cid, z FROM cc WHERE cid < 3) AS c ON cb.k = c.k AND ca.id <> c.cid;
 ";
 
+/// [`CASCADE_DDL`]'s tables, the lower join's rows passed through a Calc
+/// (a filter and a computed column) before the upper join, whose residual
+/// reads the computed column.
+const CASCADE_CALC_DDL: &str = "
+CREATE TABLE ca (id INT, k INT, x INT, PRIMARY KEY (id) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = 'ca.csv', 'format' = 'csv', 'index.key' = 'k');
+CREATE TABLE cb (k INT, bid INT, y INT, PRIMARY KEY (k, bid) NOT ENFORCED)
+  WITH ('connector' = 'tenant', 'update-ratio' = '0.5', 'index.key' = 'k');
+CREATE TABLE cc (k INT, cid INT, z INT, PRIMARY KEY (k, cid) NOT ENFORCED)
+  WITH ('connector' = 'tenant', 'update-ratio' = '0.5', 'index.key' = 'k');
+CREATE TABLE cout2 (id INT, k INT, bid INT, k2 INT, cid INT, xb INT, z INT,
+  PRIMARY KEY (id, k, bid, k2, cid) NOT ENFORCED) WITH ('connector' = 'blackhole');
+INSERT INTO cout2 SELECT ab.id, ab.k, ab.bid, c.k, c.cid, ab.xb, c.z
+FROM (SELECT ca.id, cb.k, cb.bid, ca.x + cb.bid AS xb FROM ca JOIN cb ON ca.k = cb.k
+      WHERE ca.x + cb.bid > 1) AS ab
+JOIN cc AS c ON ab.k = c.k AND ab.xb <> c.cid;
+";
+
 fn small(lo: i64, hi: i64) -> impl Strategy<Value = Value> + Clone {
     prop_oneof![1 => Just(Value::Null), 10 => (lo..hi).prop_map(Value::Int)]
 }
@@ -215,8 +233,12 @@ fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
 }
 
 /// The sink's rows equal the oracle's over the final tables.
-fn check(sources: &MemSources, overrides: &[(&str, String)]) -> Result<(), TestCaseError> {
-    let (script, outcomes) = run_mem(CASCADE_DDL, sources, overrides, RunOptions::keep_all())
+fn check(
+    sql: &str,
+    sources: &MemSources,
+    overrides: &[(&str, String)],
+) -> Result<(), TestCaseError> {
+    let (script, outcomes) = run_mem(sql, sources, overrides, RunOptions::keep_all())
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let Some(Statement::Insert(insert)) = script.statements.last() else {
         panic!("the script ends with its INSERT");
@@ -241,9 +263,31 @@ fn check(sources: &MemSources, overrides: &[(&str, String)]) -> Result<(), TestC
 }
 
 #[test]
-fn the_random_cascade_plans_as_two_delta_joins() {
+fn a_cascade_keyed_on_a_changing_column_is_refused_by_name() {
+    let sql = CASCADE_DDL.replace("ON cb.k = c.k AND", "ON cb.y = c.k AND");
+    assert_ne!(sql, CASCADE_DDL);
+    let err = explain_script(&sql, &force()).unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "the left input is a join, and this join's key on it is not part of the primary \
+             keys of its updating tables"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_random_cascades_plan_as_two_delta_joins() {
     let plan = explain_script(CASCADE_DDL, &force()).unwrap();
     assert_eq!(plan.matches("DeltaJoin(").count(), 4, "{plan}");
+    let plan = explain_script(CASCADE_CALC_DDL, &force()).unwrap();
+    assert_eq!(plan.matches("DeltaJoin(").count(), 4, "{plan}");
+    assert!(
+        plan.contains(
+            "+- Calc(select=[id, k0 AS k, bid, (x + bid) AS xb], where=[((x + bid) > 1)])"
+        ),
+        "{plan}"
+    );
 }
 
 proptest! {
@@ -267,8 +311,30 @@ proptest! {
                             ("parallelism.default", p.to_string()),
                             ("lab.source.batch-size", batch.to_string()),
                         ];
-                        check(&sources, &o)?;
+                        check(CASCADE_DDL, &sources, &o)?;
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cascade_through_a_calc_matches_the_oracle(
+        sources in cascade_inputs(),
+        batch in prop_oneof![Just(1usize), Just(1024)],
+    ) {
+        for strategy in ["FORCE", "NONE"] {
+            for backend in ["hashmap", "rocksdb"] {
+                for p in ["1", "4"] {
+                    let o: Vec<(&str, String)> = vec![
+                        ("table.optimizer.delta-join.strategy", strategy.to_string()),
+                        ("table.exec.delta-join.right.cache-size", "1".to_string()),
+                        ("lab.delta-join.source-read-ahead", "2".to_string()),
+                        ("state.backend.type", backend.to_string()),
+                        ("parallelism.default", p.to_string()),
+                        ("lab.source.batch-size", batch.to_string()),
+                    ];
+                    check(CASCADE_CALC_DDL, &sources, &o)?;
                 }
             }
         }
