@@ -185,6 +185,27 @@ FROM (SELECT ca.id, cb.k, cb.bid, ca.x + cb.bid AS xb FROM ca JOIN cb ON ca.k = 
 JOIN cc AS c ON ab.k = c.k AND ab.xb <> c.cid;
 ";
 
+/// A bushy cascade (Flink's `testBushy1` shape): two two-way delta joins
+/// joined by a third, each side's records looking the other side's two
+/// tables up in a chain.
+const BUSHY_DDL: &str = "
+CREATE TABLE ca (id INT, k INT, x INT, PRIMARY KEY (id) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = 'ca.csv', 'format' = 'csv', 'index.key' = 'k');
+CREATE TABLE cb (k INT, bid INT, y INT, PRIMARY KEY (k, bid) NOT ENFORCED)
+  WITH ('connector' = 'tenant', 'update-ratio' = '0.5', 'index.key' = 'k');
+CREATE TABLE cc (k INT, cid INT, z INT, PRIMARY KEY (k, cid) NOT ENFORCED)
+  WITH ('connector' = 'tenant', 'update-ratio' = '0.5', 'index.key' = 'k');
+CREATE TABLE cd (k INT, did INT, w INT, PRIMARY KEY (k, did) NOT ENFORCED)
+  WITH ('connector' = 'tenant', 'update-ratio' = '0.5', 'index.key' = 'k');
+CREATE TABLE bout (id INT, k INT, bid INT, ck INT, cid INT, dk INT, did INT, y INT, w INT,
+  PRIMARY KEY (id, k, bid, ck, cid, dk, did) NOT ENFORCED) WITH ('connector' = 'blackhole');
+INSERT INTO bout SELECT ca.id, cb.k, cb.bid, cdj.ck, cdj.cid, cdj.dk, cdj.did, cb.y, cdj.w
+FROM ca JOIN cb ON ca.k = cb.k
+JOIN (SELECT cc.k AS ck, cc.cid, cd.k AS dk, cd.did, cd.w FROM cc JOIN cd ON cc.k = cd.k
+      WHERE cc.cid <> cd.did) AS cdj
+ON cb.k = cdj.ck AND ca.id <> cdj.did;
+";
+
 fn small(lo: i64, hi: i64) -> impl Strategy<Value = Value> + Clone {
     prop_oneof![1 => Just(Value::Null), 10 => (lo..hi).prop_map(Value::Int)]
 }
@@ -212,8 +233,9 @@ fn cascade_inputs() -> impl Strategy<Value = MemSources> {
         prop::collection::vec((small(0, 4), small(0, 4)), 0..16),
         prop::collection::vec((0..4i64, 0..3i64, small(0, 9)), 0..16),
         prop::collection::vec((0..4i64, 0..4i64, small(0, 9)), 0..16),
+        prop::collection::vec((0..4i64, 0..4i64, small(0, 9)), 0..12),
     )
-        .prop_map(|(a, b, c)| {
+        .prop_map(|(a, b, c, d)| {
             let a = a
                 .into_iter()
                 .enumerate()
@@ -223,6 +245,7 @@ fn cascade_inputs() -> impl Strategy<Value = MemSources> {
                 ("ca".to_string(), a),
                 ("cb".to_string(), upserts(b)),
                 ("cc".to_string(), upserts(c)),
+                ("cd".to_string(), upserts(d)),
             ]))
         })
 }
@@ -280,6 +303,17 @@ fn a_cascade_keyed_on_a_changing_column_is_refused_by_name() {
 fn the_random_cascades_plan_as_two_delta_joins() {
     let plan = explain_script(CASCADE_DDL, &force()).unwrap();
     assert_eq!(plan.matches("DeltaJoin(").count(), 4, "{plan}");
+    let plan = explain_script(BUSHY_DDL, &force()).unwrap();
+    assert_eq!(plan.matches("DeltaJoin(").count(), 6, "{plan}");
+    assert!(
+        plan.contains(
+            "leftToRight=[[{round=[1], sourceTables=[default_catalog.default_database.cb], \
+             lookupTable=[default_catalog.default_database.cc], lookupKeys=[k=k0]}, {round=[2], \
+             sourceTables=[default_catalog.default_database.cc], \
+             lookupTable=[default_catalog.default_database.cd], lookupKeys=[k=k]}]]"
+        ),
+        "{plan}"
+    );
     let plan = explain_script(CASCADE_CALC_DDL, &force()).unwrap();
     assert_eq!(plan.matches("DeltaJoin(").count(), 4, "{plan}");
     assert!(
@@ -319,7 +353,7 @@ proptest! {
     }
 
     #[test]
-    fn cascade_through_a_calc_matches_the_oracle(
+    fn cascades_through_a_calc_and_bushy_ones_match_the_oracle(
         sources in cascade_inputs(),
         batch in prop_oneof![Just(1usize), Just(1024)],
     ) {
@@ -335,6 +369,7 @@ proptest! {
                         ("lab.source.batch-size", batch.to_string()),
                     ];
                     check(CASCADE_CALC_DDL, &sources, &o)?;
+                    check(BUSHY_DDL, &sources, &o)?;
                 }
             }
         }

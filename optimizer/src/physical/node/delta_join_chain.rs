@@ -341,7 +341,14 @@ pub fn explain_chain(this: &Side, this_node: &PhysicalNode, other: &Side, chain:
             .zip(key)
             .map(|(&c, k)| {
                 let (names, tables, col) = match *k {
-                    KeySource::Input(col) => (input_names.clone(), this_tables.clone(), col),
+                    KeySource::Input(col) => {
+                        // The table the key column comes from, when it is one.
+                        let tables = match this.table_column(col) {
+                            Some((s, _)) => vec![this_tables[s].clone()],
+                            None => this_tables.clone(),
+                        };
+                        (input_names.clone(), tables, col)
+                    }
                     KeySource::Round(j, col) => {
                         let scan = scans[chain.rounds[j].0];
                         (

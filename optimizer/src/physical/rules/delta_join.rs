@@ -42,11 +42,12 @@
 //! functions of the table row, so the stream side and the lookups see the
 //! same rows of each version.
 //!
-//! Cascaded (Flink 2.2's `DeltaJoinLookupChain`): a join one of whose inputs
-//! is a two-way join of table scans, through one Calc at most, becomes a
-//! delta join when that join becomes one too; rows of the lower join's side
-//! look the other side up as above, and rows of the other side look the
-//! lower join's tables up one after the other, each by its index key:
+//! Cascaded (Flink 2.2's `DeltaJoinLookupChain`): a join one or both of
+//! whose inputs is a two-way join of table scans, through one Calc at most,
+//! becomes a delta join when those joins become ones too; a record looks a
+//! table scan input up as above, and a lower join's tables one after the
+//! other, each by its index key (both sides lower joins: Flink's bushy
+//! cascade):
 //!
 //! ```text
 //! before (orders JOIN customers ON customer_id, nation_id JOIN nations ON nation_id):
