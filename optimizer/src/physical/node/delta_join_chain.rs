@@ -272,50 +272,60 @@ pub fn chain(this_keys: &[usize], other_keys: &[usize], other: &Side) -> Result<
         index_of(&cascade.lower.inputs[0])?,
         index_of(&cascade.lower.inputs[1])?,
     ];
-    let Some((first, key)) = (0..2).find_map(|s| Some((s, from_input(s, &indexes[s])?))) else {
-        return Err(format!(
-            "neither the index key of '{}' nor that of '{}' is covered by the join's equality \
-             condition, so no lookup chain starts into the delta join below",
-            names[0], names[1]
-        ));
-    };
-    let second = 1 - first;
     // Round 2's key: the lower join's equalities with the row round 1
-    // found, else this join's with the arriving record.
-    let calc2 = side_calc(cascade.scan(second));
-    let mut used = Vec::new();
-    let key2: Option<Vec<KeySource>> = indexes[second]
-        .iter()
-        .map(|&c| {
-            let (mine, theirs) = if second == 0 {
-                (cascade.left_keys, cascade.right_keys)
-            } else {
-                (cascade.right_keys, cascade.left_keys)
-            };
-            if let Some(i) = mine.iter().position(|&k| calc2.source_column(k) == Some(c)) {
-                used.push(i);
-                return Some(KeySource::Round(0, theirs[i]));
-            }
-            let j = other_keys
-                .iter()
-                .position(|&k| other.table_column(k) == Some((second, c)))?;
-            Some(KeySource::Input(this_keys[j]))
-        })
-        .collect();
-    let Some(key2) = key2 else {
-        return Err(format!(
-            "the lookup chain into the delta join below finds '{}' first, and the index key of \
-             '{}' is not covered by the equality conditions with it",
-            names[first], names[second]
-        ));
+    // found, else this join's with the arriving record; `used` collects
+    // the lower join's equalities it takes.
+    let second_key = |second: usize, used: &mut Vec<usize>| -> Option<Vec<KeySource>> {
+        let calc = side_calc(cascade.scan(second));
+        let (mine, theirs) = if second == 0 {
+            (cascade.left_keys, cascade.right_keys)
+        } else {
+            (cascade.right_keys, cascade.left_keys)
+        };
+        indexes[second]
+            .iter()
+            .map(|&c| {
+                if let Some(i) = mine.iter().position(|&k| calc.source_column(k) == Some(c)) {
+                    used.push(i);
+                    return Some(KeySource::Round(0, theirs[i]));
+                }
+                let j = other_keys
+                    .iter()
+                    .position(|&k| other.table_column(k) == Some((second, c)))?;
+                Some(KeySource::Input(this_keys[j]))
+            })
+            .collect()
     };
-    Ok(Chain {
-        rounds: vec![(first, key), (second, key2)],
-        order: if first == 0 { vec![0, 1] } else { vec![1, 0] },
-        condition: cascade.condition(|_| false),
-        calc: cascade.calc.clone(),
-        remaining: vec![None, cascade.condition(|i| used.contains(&i))],
-    })
+    // Either table may come first; the first order whose both rounds are
+    // covered is taken.
+    let mut why = format!(
+        "neither the index key of '{}' nor that of '{}' is covered by the join's equality \
+         condition, so no lookup chain starts into the delta join below",
+        names[0], names[1]
+    );
+    for first in 0..2 {
+        let Some(key) = from_input(first, &indexes[first]) else {
+            continue;
+        };
+        let second = 1 - first;
+        let mut used = Vec::new();
+        let Some(key2) = second_key(second, &mut used) else {
+            why = format!(
+                "the lookup chain into the delta join below finds '{}' first, and the index \
+                 key of '{}' is not covered by the equality conditions with it",
+                names[first], names[second]
+            );
+            continue;
+        };
+        return Ok(Chain {
+            rounds: vec![(first, key), (second, key2)],
+            order: if first == 0 { vec![0, 1] } else { vec![1, 0] },
+            condition: cascade.condition(|_| false),
+            calc: cascade.calc.clone(),
+            remaining: vec![None, cascade.condition(|i| used.contains(&i))],
+        });
+    }
+    Err(why)
 }
 
 /// The chain as Flink's EXPLAIN prints it (`leftToRight=`/`rightToLeft=`):
