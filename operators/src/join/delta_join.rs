@@ -156,7 +156,7 @@ pub struct SideCalc {
 
 impl SideCalc {
     /// The row the join sees for table row `row`, if the filter keeps it.
-    fn apply(&self, row: &[Value]) -> Option<Row> {
+    pub(super) fn apply(&self, row: &[Value]) -> Option<Row> {
         if let Some(p) = &self.predicate {
             if !p.is_true(row) {
                 return None;
@@ -250,20 +250,20 @@ struct Probe {
     name: String,
 }
 
-struct CachedRows {
-    generation: Generation,
-    rows: Arc<Vec<Row>>,
+pub(super) struct CachedRows {
+    pub(super) generation: Generation,
+    pub(super) rows: Arc<Vec<Row>>,
 }
 
 #[derive(Default, Clone, Copy)]
-struct CacheCounters {
-    hits: u64,
-    misses: u64,
-    stale: u64,
+pub(super) struct CacheCounters {
+    pub(super) hits: u64,
+    pub(super) misses: u64,
+    pub(super) stale: u64,
 }
 
 /// Fingerprints of emitted rows, for the `duplicates` counter only.
-struct DuplicateCounter {
+pub(super) struct DuplicateCounter {
     seen: hashbrown::HashSet<u128, foldhash::fast::FixedState>,
     h1: foldhash::fast::FixedState,
     h2: foldhash::fast::FixedState,
@@ -271,7 +271,7 @@ struct DuplicateCounter {
 }
 
 impl DuplicateCounter {
-    fn new() -> DuplicateCounter {
+    pub(super) fn new() -> DuplicateCounter {
         DuplicateCounter {
             seen: hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(7)),
             h1: foldhash::fast::FixedState::with_seed(0x0123_4567_89ab_cdef),
@@ -280,11 +280,15 @@ impl DuplicateCounter {
         }
     }
 
-    fn record(&mut self, row: &[Value]) {
+    pub(super) fn record(&mut self, row: &[Value]) {
         let fp = ((self.h1.hash_one(row) as u128) << 64) | self.h2.hash_one(row) as u128;
         if !self.seen.insert(fp) {
             self.duplicates += 1;
         }
+    }
+
+    pub(super) fn count(&self) -> u64 {
+        self.duplicates
     }
 }
 

@@ -1,5 +1,6 @@
 //! Joins.
 
+pub mod cascaded_delta_join;
 pub mod delta_join;
 pub mod interval_join;
 pub mod join_bundle;
@@ -12,6 +13,9 @@ pub mod regular_join;
 pub mod store_writing_source;
 pub mod window_join;
 
+pub use cascaded_delta_join::{
+    CascadedDeltaJoinOperator, CascadedDeltaJoinSpec, KeySource, LookupChain, LookupRound,
+};
 pub use delta_join::{DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec, SideCalc};
 pub use interval_join::{IntervalJoinOperator, IntervalJoinSpec};
 pub use join_bundle::JoinBundle;

@@ -372,6 +372,16 @@ impl IndexLookupStore {
             .expect("column family created with its table")
     }
 
+    /// The table named `name`, if created (a cascaded delta join looks up
+    /// the tables its lower delta join created).
+    pub fn table_id(&self, name: &str) -> Option<TableId> {
+        let tables = self.tables.read().unwrap_or_else(|p| p.into_inner());
+        tables
+            .iter()
+            .position(|t| t.schema.name == name)
+            .map(TableId)
+    }
+
     pub fn schema(&self, table: TableId) -> LookupResult<TableSchema> {
         Ok(self.table(table)?.schema.clone())
     }

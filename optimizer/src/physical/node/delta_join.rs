@@ -3,10 +3,14 @@
 //! that also write what they read into the index-lookup store
 //! (as a Fluss table is written ahead of the jobs that read its changelog);
 //! each arriving row looks the other side up there, through an LRU cache
-//! per side. When a join becomes a delta join: `physical/rules/delta_join.rs`.
+//! per side. An input may instead be a two-way delta join (through one Calc
+//! at most): a cascaded delta join, whose records look that join's tables
+//! up in a chain (`delta_join_chain.rs`). When a join becomes a delta join:
+//! `physical/rules/delta_join.rs`.
 
 use super::build::{operator_error, JobContext, Out};
 use super::check::{self, Check};
+use super::delta_join_chain::{chain, explain_chain, side_of, Side};
 use super::explain::{exprs, same, ExplainContext, ExplainNode};
 use super::join::{check_binary, join_condition, ordered_by_unique_key};
 use super::source::{with_calc, Source};
@@ -17,8 +21,13 @@ use operators::changelog::ChangelogMode;
 use operators::exec::Exchange;
 use operators::expr::Expr;
 use operators::join::StoreWritingSource;
-use operators::join::{DeltaJoinOperator, DeltaJoinOptions, DeltaJoinSpec, SideCalc};
+use operators::join::{
+    CascadedDeltaJoinOperator, CascadedDeltaJoinSpec, DeltaJoinOperator, DeltaJoinOptions,
+    DeltaJoinSpec, LookupChain, LookupRound, SideCalc,
+};
+use operators::lookup::{IndexLookupStore, TableId};
 use operators::operator::Operator;
+use std::sync::Arc;
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DeltaJoin {
@@ -101,6 +110,19 @@ impl super::NodeSpec for DeltaJoin {
                 s,
             )
         }));
+        if let (Ok(l), Ok(r)) = (side_of(&n.inputs[0]), side_of(&n.inputs[1])) {
+            if l.is_cascade() || r.is_cascade() {
+                // Flink prints the lookup chains of a cascaded delta join.
+                let text = |this: &Side, i: usize, other: &Side, keys: [&[usize]; 2]| {
+                    chain(keys[0], keys[1], other)
+                        .map(|c| explain_chain(this, &n.inputs[i], other, &c))
+                        .unwrap_or_default()
+                };
+                let (lk, rk) = (&self.left_keys[..], &self.right_keys[..]);
+                e.attrs.push(same("leftToRight", text(&l, 0, &r, [lk, rk])));
+                e.attrs.push(same("rightToLeft", text(&r, 1, &l, [rk, lk])));
+            }
+        }
         e.attrs.push(same("select", out.join(", ")));
         e.lab.push((
             "cache",
@@ -117,33 +139,27 @@ impl super::NodeSpec for DeltaJoin {
     }
 
     fn validate(&self, node: &PhysicalNode) -> Check {
-        for (side, input) in node.inputs.iter().enumerate() {
-            let Some(source) = input.kind.get::<Source>() else {
-                return Err(check::invalid(
+        let mut sides = Vec::new();
+        for (i, input) in node.inputs.iter().enumerate() {
+            let side = side_of(input).map_err(|why| {
+                check::invalid(
                     "",
-                    format!(
-                        "input {side} is not a table scan (with a filter and projection \
-                         at most), which is all a delta join reads"
-                    ),
-                ));
-            };
-            let keys = if side == 0 {
-                &self.left_keys
-            } else {
-                &self.right_keys
-            };
-            let calc = side_calc(source);
-            let keys: Vec<usize> = keys.iter().filter_map(|&k| calc.source_column(k)).collect();
-            let covered = source
-                .index_key()
-                .is_some_and(|k| k.iter().all(|c| keys.contains(c)));
-            if !covered {
+                    format!("input {i} {why}, and a delta join reads only those"),
+                )
+            })?;
+            sides.push(side);
+        }
+        for (side, (this, other)) in [
+            (&self.left_keys, &self.right_keys),
+            (&self.right_keys, &self.left_keys),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if let Err(why) = chain(this, other, &sides[1 - side]) {
                 return Err(check::invalid(
-                    check::field(node, ["left_keys", "right_keys"][side]),
-                    format!(
-                        "table '{}' has no 'index.key' covered by the join key",
-                        source.table.name
-                    ),
+                    check::field(node, ["right_keys", "left_keys"][side]),
+                    why,
                 ));
             }
         }
@@ -178,36 +194,29 @@ impl super::NodeSpec for DeltaJoin {
 
     fn build(&self, node: &PhysicalNode, _id: usize, ctx: &mut dyn JobContext) -> Result<Out> {
         let store = ctx.lookup_store()?;
+        let sides = node
+            .inputs
+            .iter()
+            .map(side_of)
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|why| PlanError::plan(format!("a delta join input {why}")))?;
+        let options = DeltaJoinOptions {
+            cache_enabled: self.cache_enabled,
+            left_cache_size: self.left_cache_size,
+            right_cache_size: self.right_cache_size,
+            count_duplicates: true,
+        };
+        if sides.iter().any(Side::is_cascade) {
+            return self.build_cascaded(node, &sides, store, options, ctx);
+        }
         let mut tables = Vec::new();
         let mut inputs = Vec::new();
         let mut calcs = Vec::new();
         for child in &node.inputs {
-            let Some(source) = child.kind.get::<Source>() else {
-                return Err(PlanError::plan("a delta join input must be a table scan"));
-            };
-            let table = &source.table;
-            let index = source.index_key().ok_or_else(|| {
-                PlanError::plan(format!("table '{}' has no index key", table.name))
-            })?;
-            let id = store
-                .create_table(
-                    &table.name,
-                    table.schema.len(),
-                    index,
-                    table.primary_key.clone(),
-                )
-                .map_err(|e| PlanError::plan(e.to_string()))?;
-            // The source writes what it reads into the store, one batch
-            // ahead of the join, as a Fluss table is written ahead of the
-            // job that reads its changelog; the join reads it through the
-            // side's filter and projection, and applies them to what it
-            // looks up.
-            let src = StoreWritingSource::new(ctx.open(table)?, store.clone(), id)
-                .with_read_ahead(self.source_read_ahead);
-            let src = with_calc(Box::new(src), &source.predicate, &source.projection);
-            inputs.push(ctx.add_source(&table.name, src));
+            let (id, out) = self.scan_input(child, &store, ctx)?;
+            inputs.push(out);
             tables.push(id);
-            calcs.push(side_calc(source));
+            calcs.push(side_calc(child.kind.get::<Source>().expect("a scan")));
         }
         let right_calc = calcs.pop().unwrap_or_default();
         let left_calc = calcs.pop().unwrap_or_default();
@@ -220,15 +229,137 @@ impl super::NodeSpec for DeltaJoin {
             right_keys: self.right_keys.clone(),
             residual: self.residual.clone(),
         };
-        let options = DeltaJoinOptions {
-            cache_enabled: self.cache_enabled,
-            left_cache_size: self.left_cache_size,
-            right_cache_size: self.right_cache_size,
-            count_duplicates: true,
-        };
         let subtasks = (0..node.parallelism)
             .map(|_| {
                 DeltaJoinOperator::new(store.clone(), spec.clone(), options.clone())
+                    .map(|o| Box::new(o) as Box<dyn Operator>)
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(operator_error)?;
+        Ok(ctx.add_stage(node, subtasks, inputs))
+    }
+}
+
+impl DeltaJoin {
+    /// Adds the read of table scan `child`, which writes what it reads
+    /// into the store's table for it.
+    fn scan_input(
+        &self,
+        child: &PhysicalNode,
+        store: &Arc<IndexLookupStore>,
+        ctx: &mut dyn JobContext,
+    ) -> Result<(TableId, Out)> {
+        let Some(source) = child.kind.get::<Source>() else {
+            return Err(PlanError::plan("a delta join input must be a table scan"));
+        };
+        let table = &source.table;
+        let index = source
+            .index_key()
+            .ok_or_else(|| PlanError::plan(format!("table '{}' has no index key", table.name)))?;
+        let id = store
+            .create_table(
+                &table.name,
+                table.schema.len(),
+                index,
+                table.primary_key.clone(),
+            )
+            .map_err(|e| PlanError::plan(e.to_string()))?;
+        // The source writes what it reads into the store, one batch
+        // ahead of the join, as a Fluss table is written ahead of the
+        // job that reads its changelog; the join reads it through the
+        // side's filter and projection, and applies them to what it
+        // looks up.
+        let src = StoreWritingSource::new(ctx.open(table)?, store.clone(), id)
+            .with_read_ahead(self.source_read_ahead);
+        let src = with_calc(Box::new(src), &source.predicate, &source.projection);
+        Ok((id, ctx.add_source(&table.name, src)))
+    }
+
+    /// A delta join with a delta join below: the lower join is built as
+    /// it is (its scans write the store), and each side's records look the
+    /// other side's tables up in a chain.
+    fn build_cascaded(
+        &self,
+        node: &PhysicalNode,
+        sides: &[Side],
+        store: Arc<IndexLookupStore>,
+        options: DeltaJoinOptions,
+        ctx: &mut dyn JobContext,
+    ) -> Result<Out> {
+        let mut inputs = Vec::new();
+        let mut tables: Vec<Vec<TableId>> = Vec::new();
+        for (i, (child, side)) in node.inputs.iter().zip(sides).enumerate() {
+            match side {
+                Side::Scan(_) => {
+                    let (id, out) = self.scan_input(child, &store, ctx)?;
+                    inputs.push(out);
+                    tables.push(vec![id]);
+                }
+                Side::Cascade(_) => {
+                    inputs.push(ctx.input(node, i)?);
+                    let ids = side
+                        .scans()
+                        .iter()
+                        .map(|s| {
+                            let name = &s.kind.get::<Source>().expect("a scan").table.name;
+                            store.table_id(name).ok_or_else(|| {
+                                PlanError::plan(format!(
+                                    "the delta join below did not create table '{name}'"
+                                ))
+                            })
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    tables.push(ids);
+                }
+            }
+        }
+        let keys = [&self.left_keys, &self.right_keys];
+        let mut chains = Vec::new();
+        for side in 0..2 {
+            let other = 1 - side;
+            let c = chain(keys[side], keys[other], &sides[other]).map_err(PlanError::plan)?;
+            let scans = sides[other].scans();
+            let rounds = c
+                .rounds
+                .iter()
+                .map(|(s, key)| LookupRound {
+                    table: tables[other][*s],
+                    calc: side_calc(scans[*s].kind.get::<Source>().expect("a scan")),
+                    key: key.clone(),
+                })
+                .collect();
+            chains.push(LookupChain {
+                rounds,
+                order: c.order,
+                condition: c.condition,
+                calc: c.calc,
+            });
+        }
+        let right_chain = chains.pop().expect("two chains");
+        let left_chain = chains.pop().expect("two chains");
+        // The rule lets an updating input through only when its join key
+        // is the same for every version of a row.
+        let updates_allowed = [0, 1].map(|s| keys[s].iter().all(|&k| sides[s].stable(k)));
+        let names = [0, 1].map(|s| {
+            sides[s]
+                .scans()
+                .iter()
+                .map(|n| n.kind.get::<Source>().expect("a scan").table.name.clone())
+                .collect::<Vec<_>>()
+                .join(" JOIN ")
+        });
+        let spec = CascadedDeltaJoinSpec {
+            left_keys: self.left_keys.clone(),
+            right_keys: self.right_keys.clone(),
+            residual: self.residual.clone(),
+            widths: [node.inputs[0].schema.len(), node.inputs[1].schema.len()],
+            chains: [left_chain, right_chain],
+            updates_allowed,
+            names,
+        };
+        let subtasks = (0..node.parallelism)
+            .map(|_| {
+                CascadedDeltaJoinOperator::new(store.clone(), spec.clone(), options.clone())
                     .map(|o| Box::new(o) as Box<dyn Operator>)
             })
             .collect::<std::result::Result<Vec<_>, _>>()

@@ -35,23 +35,78 @@
 //!    tolerates (an aggregate or another join between would count the pair
 //!    twice).
 //!
-//! Not yet: cascaded delta joins (Flink 2.2 turns a join whose input is a
-//! delta join, through one Calc at most, into a delta join that looks the
-//! lower join's tables up in a chain, `DeltaJoinLookupChain`); here the
-//! upper join of `a JOIN b JOIN c` stays regular (its input is no scan).
-//!
 //! Why an upsert sink then materialises the batch join: with no deletes,
 //! every current pair is emitted at least once after both its rows are in
 //! the store (by whichever side arrives second), and the last version
 //! emitted for a pair key is its latest. The filter and projection are
 //! functions of the table row, so the stream side and the lookups see the
 //! same rows of each version.
+//!
+//! Cascaded (Flink 2.2's `DeltaJoinLookupChain`): a join one or both of
+//! whose inputs is a two-way join of table scans, through one Calc at most,
+//! becomes a delta join when those joins become ones too; a record looks a
+//! table scan input up as above, and a lower join's tables one after the
+//! other, each by its index key (both sides lower joins: Flink's bushy
+//! cascade):
+//!
+//! ```text
+//! before (orders JOIN customers ON customer_id, nation_id JOIN nations ON nation_id):
+//!   Join(where=[=(nation_id0, nation_id1)])          -- keeps both inputs, the
+//!   :- Exchange(hash[nation_id0])                       left one a join result
+//!   :  +- Join(where=[AND(=(customer_id, customer_id0), =(nation_id, nation_id0))])
+//!   :     :- Exchange(hash[..]) -- TableSourceScan(orders)     ('index.key' customer_id)
+//!   :     +- Exchange(hash[..]) -- TableSourceScan(customers)  ('index.key' nation_id)
+//!   +- Exchange(hash[nation_id]) -- TableSourceScan(nations)   ('index.key' nation_id)
+//!
+//! after (tables named without their catalog and database here):
+//!   DeltaJoin(where=[=(nation_id0, nation_id1)], leftToRight=[Binary],
+//!     rightToLeft=[[{round=[1], sourceTables=[nations], lookupTable=[customers],
+//!                    lookupKeys=[nation_id=nation_id]},
+//!                   {round=[2], sourceTables=[customers], lookupTable=[orders],
+//!                    lookupKeys=[customer_id=customer_id], remaining=[(nation_id = nation_id0)]}]])
+//!   :- Exchange(hash[nation_id0])
+//!   :  +- DeltaJoin(where=[AND(=(customer_id, customer_id0), =(nation_id, nation_id0))])
+//!   :     :- ... TableSourceScan(orders)     (each scan writes the store)
+//!   :     +- ... TableSourceScan(customers)
+//!   +- Exchange(hash[nation_id]) -- TableSourceScan(nations)
+//! ```
+//!
+//! Further preconditions of the cascade (`delta_join_chain.rs`; each failure
+//! is named as above, and `AUTO` leaves both joins regular):
+//! 6. the lower join is an INNER join of two table scans meeting 1-4
+//!    itself (a cascade over a cascade is not supported yet);
+//! 7. round 1: the index key of one of its tables is covered by this join's
+//!    equalities; round 2: the index key of the other by the lower join's
+//!    equalities with the first (or this join's);
+//! 8. when its tables update, this join's key on it, the Calc's filter and
+//!    this join's residual on it read only primary key columns;
+//! 9. the lower join's rows reach this join through a Calc at most, and
+//!    this join's rows the upsert sink (5, with this join in between: a
+//!    duplicate pair below makes duplicate rows above, which the same sink
+//!    absorbs).
+//!
+//! Why the cascade is exact: take final versions `a`, `b`, `c` that join
+//! (`c` the other side's row). By the two-way argument the lower join's last
+//! row for the pair key of `a` and `b` is `a ++ b`, emitted once both are
+//! in the store; the rows of one pair key take one path (their join keys
+//! are stable, 4 and 8), so this join processes them in emission order,
+//! `a ++ b` last, at `T1`. Let `T2` be when it processes `c`. If `T1` is
+//! later, `c` is in the store and current then, so the lookup emits the
+//! triple. If `T2` is later, `a` and `b` were written before `T1` and are
+//! current at `T2`; round 1 finds one of them by this join's equalities
+//! and round 2 the other by the lower join's, so the chain emits the
+//! triple. Either way it is the last row for the triple's key: a later
+//! one would come from a later row of the lower join for the pair key or a
+//! later version of `c`, and neither exists. A triple that does not join in
+//! the final tables never joined (every condition reads stable columns),
+//! so nothing else is left.
 
 use super::{PhysicalRule, RuleContext};
 use crate::config::{Config, DeltaJoinStrategy};
 use crate::error::{PlanError, Result};
 use crate::physical::node::calc::Calc;
 use crate::physical::node::delta_join::{side_calc, DeltaJoin};
+use crate::physical::node::delta_join_chain::{chain, side_of, Cascade, Side};
 use crate::physical::node::join::Join;
 use crate::physical::node::sink_materializer::SinkMaterializer;
 use crate::physical::node::source::Source;
@@ -114,7 +169,9 @@ enum Consumer {
     UpsertSink,
     /// A sink that keeps every row it is sent.
     RetractSink,
-    /// A node that is not a Calc (its label).
+    /// A join that cannot be a delta join (why not).
+    Join(String),
+    /// A node that is not a Calc or a join (its label).
     Node(String),
 }
 
@@ -142,13 +199,28 @@ fn failed_precondition(node: &PhysicalNode, to_sink: &Consumer) -> Option<String
         ));
     }
     let la = node.inputs[0].schema.len();
+    let sides = [&node.inputs[0], &node.inputs[1]].map(side_of);
     for (side, keys) in [(0, left_keys), (1, right_keys)] {
         let input = &node.inputs[side];
+        let this = ["left", "right"][side];
+        let cascade = match &sides[side] {
+            Err(why) => return Some(format!("the {this} input {why}")),
+            Ok(Side::Scan(_)) => None,
+            Ok(Side::Cascade(c)) => Some(c),
+        };
+        if let Some(c) = cascade {
+            let side_ok = sides[side].as_ref().expect("checked above");
+            if let Some(why) = cascade_failure(c, side_ok, keys, residual.as_ref(), la, side) {
+                return Some(format!("the {this} input is a join, and {why}"));
+            }
+            let other_keys = [left_keys, right_keys][1 - side];
+            if let Err(why) = chain(other_keys, keys, side_ok) {
+                return Some(why);
+            }
+            continue;
+        }
         let Some(source) = input.kind.get::<Source>() else {
-            return Some(format!(
-                "the {} input is not a table scan (with a filter and projection at most)",
-                ["left", "right"][side]
-            ));
+            return Some(format!("the {this} input is not a table scan"));
         };
         let name = &source.table.name;
         let calc = side_calc(source);
@@ -227,10 +299,65 @@ fn failed_precondition(node: &PhysicalNode, to_sink: &Consumer) -> Option<String
     match to_sink {
         Consumer::UpsertSink => None,
         Consumer::RetractSink => Some("the sink has no primary key; delta join can emit a pair twice and needs an upsert sink".into()),
+        // A regular join would join a duplicate pair twice.
+        Consumer::Join(why) => Some(format!(
+            "its rows reach a join that cannot be a delta join ({why})"
+        )),
         Consumer::Node(label) => Some(format!(
             "its rows reach the sink through a {label}; delta join can emit a pair twice, which only an upsert sink taking its rows directly absorbs"
         )),
     }
+}
+
+/// Why a join below (through one Calc at most) cannot be looked up
+/// through: it cannot be a delta join itself, or, when its tables update,
+/// this join's key, residual or the Calc between read columns that change
+/// between versions of a row. `keys` and `side` are this join's on it.
+fn cascade_failure(
+    c: &Cascade,
+    side: &Side,
+    keys: &[usize],
+    residual: Option<&Expr>,
+    left_width: usize,
+    side_index: usize,
+) -> Option<String> {
+    if c.lower.kind.is::<Join>() {
+        if let Some(why) = failed_precondition(c.lower, &Consumer::UpsertSink) {
+            return Some(format!("it cannot be a delta join itself: {why}"));
+        }
+    }
+    let lower_insert_only = c.lower.inputs.iter().all(|i| i.is_insert_only());
+    if lower_insert_only {
+        return None;
+    }
+    if !keys
+        .iter()
+        .all(|&k| side.stable(k) && side.table_column(k).is_some())
+    {
+        return Some(
+            "this join's key on it is not part of the primary keys of its updating tables".into(),
+        );
+    }
+    if !side.filter_stable() {
+        return Some(
+            "the filter between them reads columns outside the primary keys of its updating tables"
+                .into(),
+        );
+    }
+    if let Some(r) = residual {
+        let mut cols = Vec::new();
+        r.columns(&mut cols);
+        let own = cols
+            .into_iter()
+            .filter(|c| (*c >= left_width) == (side_index == 1))
+            .map(|c| if side_index == 1 { c - left_width } else { c });
+        if !own.into_iter().all(|c| side.stable(c)) {
+            return Some(
+                "this join's condition reads non-key columns of its updating tables".into(),
+            );
+        }
+    }
+    None
 }
 
 /// Rewrites eligible joins in place. `FORCE` fails on the first join that
@@ -240,10 +367,19 @@ fn apply(node: &mut PhysicalNode, to_sink: Consumer, config: &Config) -> Result<
     if strategy == DeltaJoinStrategy::None {
         return Ok(());
     }
-    // A Calc hands its input's rows on as they come; any other node does
-    // not (an aggregate would count a duplicate pair, a join join it).
+    // A Calc hands its input's rows on as they come, and so does a join
+    // that becomes a delta join (a duplicate pair below makes duplicate
+    // rows above, which the same upsert sink absorbs); any other node does
+    // not (an aggregate would count a duplicate pair, a regular join join
+    // it twice). Whether a join becomes one is known before its inputs
+    // are rewritten: a join input counts as the delta join it would be.
     let below = if node.kind.is::<Calc>() {
         to_sink.clone()
+    } else if node.kind.is::<Join>() {
+        match failed_precondition(node, &to_sink) {
+            None => to_sink.clone(),
+            Some(why) => Consumer::Join(why),
+        }
     } else {
         Consumer::Node(node.label())
     };
@@ -273,7 +409,9 @@ fn apply(node: &mut PhysicalNode, to_sink: Consumer, config: &Config) -> Result<
         ))),
         Some(why) => {
             // Only worth saying where a delta join was plausible.
-            let plausible = node.inputs.iter().all(|i| index_key(i).is_some());
+            let plausible = node.inputs.iter().all(|i| {
+                side_of(i).is_ok_and(|s| s.scans().iter().all(|n| index_key(n).is_some()))
+            });
             if let Some(join) = node.kind.get_mut::<Join>() {
                 if plausible {
                     join.note = Some(format!("not a delta join: {why}"));
