@@ -118,9 +118,16 @@ pub fn render(o: &InsertOutcome) -> String {
         count(r.records_shuffled() as f64),
         numbers::format(r.hotspot_factor(), Unit::Factor)
     );
+    // The peak when it was above the end (window state is freed as
+    // windows fire).
+    let peak = if r.peak_state_entries() > r.state_entries() {
+        format!(" (peak {})", count(r.peak_state_entries() as f64))
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "  state             {} entries, {}, {} reads, {} writes",
+        "  state             {} entries{peak}, {}, {} reads, {} writes",
         count(r.state_entries() as f64),
         bytes(r.state_bytes()),
         count(r.state_reads() as f64),

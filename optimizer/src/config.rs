@@ -73,6 +73,7 @@ pub const LAB_STATE_DIR: &str = "lab.state.dir";
 pub const LAB_CLOCK: &str = "lab.clock";
 pub const LAB_DELTA_JOIN_READ_AHEAD: &str = "lab.delta-join.source-read-ahead";
 pub const LAB_OPTIMIZER_DISABLED_RULES: &str = "lab.optimizer.disabled-rules";
+pub const LAB_WINDOW_SLICING: &str = "lab.window.slicing";
 
 /// The type of a key's value and the values it accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -491,6 +492,16 @@ static KEYS: &[KeyInfo] = &[
         "Optimizer rules to skip, comma-separated (e.g. multi_join, delta_join), \
          to see a plan without them; the rules and their order are in \
          optimizer/src/physical/rules/mod.rs.",
+    ),
+    key(
+        LAB_WINDOW_SLICING,
+        ValueType::Boolean,
+        "true",
+        "The lab's comparison strategy (Flink always slices): false keeps a \
+         HOP or CUMULATE window aggregate's state per window, each record \
+         added to every window it falls in, instead of per slice; the \
+         global half of a two-phase one does the same with the local \
+         half's slices. TUMBLE and SESSION are unchanged.",
     ),
 ];
 
@@ -998,6 +1009,11 @@ impl Config {
             Setting::Str(s) if !s.is_empty() => Some(PathBuf::from(s)),
             _ => None,
         }
+    }
+
+    /// `lab.window.slicing`
+    pub fn window_slicing(&self) -> bool {
+        self.bool(LAB_WINDOW_SLICING)
     }
 
     /// `lab.optimizer.disabled-rules`: the names listed.

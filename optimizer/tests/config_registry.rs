@@ -113,6 +113,7 @@ fn entries_list_every_key_in_canonical_text() {
         ("lab.clock", "processing"),
         ("lab.delta-join.source-read-ahead", "1"),
         ("lab.optimizer.disabled-rules", ""),
+        ("lab.window.slicing", "true"),
     ];
     let expected: Vec<(String, String)> = expected
         .iter()
@@ -124,7 +125,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 49);
+    assert_eq!(keys.len(), 50);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(

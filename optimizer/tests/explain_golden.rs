@@ -96,6 +96,7 @@ const VARIANTS: &[Variant] = &[
         "regular",
         &[("table.optimizer.delta-join.strategy", "NONE")],
     ),
+    ("window_hop", "unsliced", &[("lab.window.slicing", "false")]),
 ];
 
 fn examples() -> PathBuf {

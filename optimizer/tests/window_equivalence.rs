@@ -3,7 +3,8 @@
 //! function, DISTINCT with and without FILTER; SESSION with and without
 //! PARTITION BY, one phase whatever the strategy), window deduplication
 //! (keep first and last, per key and global, with a filter) and a plain
-//! TVF, one phase and two (local-global), on both
+//! TVF, one phase and two (local-global), sliced and with the lab's
+//! per-window state (`lab.window.slicing` = false), on both
 //! state backends, at parallelism 1 and 4, over input whose event times arrive out of order, so that some
 //! records are late and dropped. The oracle evaluates the windows from
 //! scratch and drops the records its own late rule calls late
@@ -230,17 +231,20 @@ proptest! {
         batch in prop_oneof![Just(1usize), Just(3), Just(1024)],
         interval in prop_oneof![Just(0u64), Just(4)],
     ) {
-        for phase in ["ONE_PHASE", "TWO_PHASE"] {
-            for backend in ["hashmap", "rocksdb"] {
-                for p in [1usize, 4] {
-                    check(&sources, &[
-                        ("table.optimizer.agg-phase-strategy", phase.to_string()),
-                        ("state.backend.type", backend.to_string()),
-                        ("parallelism.default", p.to_string()),
-                        ("lab.source.batch-size", batch.to_string()),
-                        ("lab.clock", "deterministic".to_string()),
-                        ("pipeline.auto-watermark-interval", format!("{interval} ms")),
-                    ])?;
+        for slicing in [true, false] {
+            for phase in ["ONE_PHASE", "TWO_PHASE"] {
+                for backend in ["hashmap", "rocksdb"] {
+                    for p in [1usize, 4] {
+                        check(&sources, &[
+                            ("lab.window.slicing", slicing.to_string()),
+                            ("table.optimizer.agg-phase-strategy", phase.to_string()),
+                            ("state.backend.type", backend.to_string()),
+                            ("parallelism.default", p.to_string()),
+                            ("lab.source.batch-size", batch.to_string()),
+                            ("lab.clock", "deterministic".to_string()),
+                            ("pipeline.auto-watermark-interval", format!("{interval} ms")),
+                        ])?;
+                    }
                 }
             }
         }
@@ -283,6 +287,10 @@ fn late_records_are_dropped_and_counted() {
     // rows, one per window: they drop the row's one TUMBLE window, its two
     // HOP windows and its two CUMULATE windows, all fired.
     assert_eq!(check(&sources, &overrides).unwrap(), 8 + 5);
+    // Per-window state drops the same records.
+    let mut unsliced = overrides.to_vec();
+    unsliced.push(("lab.window.slicing", "false".to_string()));
+    assert_eq!(check(&sources, &unsliced).unwrap(), 8 + 5);
 }
 
 /// A record behind the watermark that touches an open session is not late:

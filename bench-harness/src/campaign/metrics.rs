@@ -192,6 +192,9 @@ pub static METRICS: &[Metric] = &[
     m("state_entries", "state entries", "entries", |s| {
         Some(s.report.state_entries() as f64)
     }),
+    m("peak_state_entries", "peak state entries", "entries", |s| {
+        Some(s.report.peak_state_entries() as f64)
+    }),
     m("state_bytes", "state size", "bytes", |s| {
         Some(s.report.state_bytes() as f64)
     }),

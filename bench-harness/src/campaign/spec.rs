@@ -1367,9 +1367,12 @@ impl ScriptTemplate {
             let generated = connector
                 .is_some_and(|c| !matches!(c.as_str(), "filesystem" | "blackhole" | "print"));
             if generated {
+                // The connector reads the physical columns; computed
+                // ones (a rowtime from epoch milliseconds) are not its.
+                let t = t.physical();
                 datasets::source::open_source(
                     &t.name,
-                    &optimizer::physical::job::connector_options(t),
+                    &optimizer::physical::job::connector_options(&t),
                     &t.schema.names(),
                     &t.schema.types(),
                     base_dir,

@@ -158,6 +158,8 @@ struct Stage {
     emission: Emission,
     /// Where the records its operators drop as late go ([`Job::keep_late`]).
     late: Option<Box<dyn RowWriter>>,
+    /// The most live state entries (all subtasks) seen so far.
+    peak_entries: i64,
 }
 
 struct SourceSlot {
@@ -218,6 +220,7 @@ impl JobBuilder {
             watermark: i64::MIN,
             emission: Emission::Rows,
             late: None,
+            peak_entries: 0,
         });
         self.stages.len() - 1
     }
@@ -711,6 +714,9 @@ impl Job {
             return Ok(());
         }
         stage.watermark = least;
+        // Before windows fire: a window operator's state only grows
+        // between watermarks, so this sees its peak.
+        stage.peak_entries = stage.peak_entries.max(stage_entries(&stage.subtasks));
         let fire = |(op, load): (&mut Box<dyn Operator>, &mut SubtaskLoad)| {
             let t = Instant::now();
             let mut out = Vec::new();
@@ -970,7 +976,9 @@ impl Job {
                             .and_then(|cf| self.options.backend.physical_bytes(cf))
                     })
                     .collect();
+                let entries: i64 = states.iter().map(|r| r.metrics.entries).sum();
                 StageReport {
+                    peak_state_entries: s.peak_entries.max(entries),
                     name: s.name.clone(),
                     parallelism: s.subtasks.len(),
                     subtasks: s.load.clone(),
@@ -1004,6 +1012,15 @@ impl Job {
             non_restored: self.non_restored.clone(),
         }
     }
+}
+
+/// Live state entries of a stage's subtasks, summed.
+fn stage_entries(subtasks: &[Box<dyn Operator>]) -> i64 {
+    subtasks
+        .iter()
+        .flat_map(|op| op.state_reports())
+        .map(|r| r.metrics.entries)
+        .sum()
 }
 
 /// Row-weighted percentiles of the sink's delivery latencies.

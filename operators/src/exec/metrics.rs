@@ -27,6 +27,12 @@ pub struct StageReport {
     pub counters: Vec<(String, u64)>,
     /// Records this stage received through a hash exchange.
     pub records_shuffled: u64,
+    /// The most live state entries over its subtasks at once: sampled when
+    /// a watermark reaches the stage (before its windows fire) and at the
+    /// end. Exact for window operators, whose state grows only between
+    /// watermarks; for others a lower bound (their state may shrink in
+    /// between, by retractions or TTL).
+    pub peak_state_entries: i64,
 }
 
 impl StageReport {
@@ -170,6 +176,11 @@ impl JobReport {
     }
     pub fn state_bytes(&self) -> i64 {
         self.stages.iter().map(|s| s.state_bytes()).sum()
+    }
+    /// Each stage's peak live state entries, summed (stages may peak at
+    /// different moments).
+    pub fn peak_state_entries(&self) -> i64 {
+        self.stages.iter().map(|s| s.peak_state_entries).sum()
     }
     pub fn state_reads(&self) -> u64 {
         self.stages.iter().map(|s| s.state_reads()).sum()

@@ -17,6 +17,16 @@
 //! so after the final watermark the state is empty. Timers live in memory
 //! (Flink keeps them in state; the lab counts the accumulators only).
 //!
+//! With per-window state ([`WindowAggregateOperator::per_window`],
+//! the lab's `lab.window.slicing` = false) the operator does what a window
+//! operator without slicing does (Flink's DataStream `WindowOperator`):
+//! each record is added to the accumulator of every window it belongs to
+//! that has not fired, keyed by `(group key, window end)`; a window emits
+//! its own accumulator and deletes it. The late rule, the order of the
+//! windows and the rows are the same (a window's keys come in the order
+//! they first reached it, which slicing may not keep); the state holds a
+//! record in up to `size / slide` windows of a HOP instead of one slice.
+//!
 //! As the global half of a two-phase window aggregate
 //! (`GlobalWindowAggregate`, [`WindowAggregateOperator::with_partial_input`])
 //! it reads the partial accumulators a [`super::local_window_agg`] emits
@@ -37,9 +47,10 @@ pub struct WindowAggregateOperator {
     aggs: Vec<AggSpec>,
     time_col: usize,
     window: WindowSpec,
-    /// (group key, slice end) -> accumulator slots.
+    /// (group key, slice end) -> accumulator slots; per-window state:
+    /// (group key, window end).
     slices: ValueState,
-    /// DISTINCT calls: (group key, slice end) -> {(call, value) -> count}.
+    /// DISTINCT calls: (group key, slice or window end) -> {(call, value) -> count}.
     distinct: Option<MapState>,
     /// Window end -> keys with a timer there, in the order they were set.
     timers: BTreeMap<i64, (Vec<Row>, HashSet<Row>)>,
@@ -48,6 +59,8 @@ pub struct WindowAggregateOperator {
     partial: bool,
     /// Records behind the watermark: dropped, counted, kept for `--late`.
     late: LateRecords,
+    /// State per (group key, window end) instead of per slice.
+    per_window: bool,
 }
 
 impl WindowAggregateOperator {
@@ -59,9 +72,41 @@ impl WindowAggregateOperator {
         time_col: usize,
         window: WindowSpec,
     ) -> OpResult<WindowAggregateOperator> {
-        let slices = backend.value_state(scope, "window-aggs", SLOTS * aggs.len())?;
+        Self::build(backend, scope, group_by, aggs, time_col, window, false)
+    }
+
+    /// Per-window (unsliced) state: each record, or each partial of a
+    /// slice, goes into the accumulator of every unfired window holding
+    /// it. Its states are named apart from the slices' (`window-accs`,
+    /// `window-accs-distinct`): the same keys mean other things.
+    pub fn per_window(
+        backend: &StateBackend,
+        scope: &str,
+        group_by: Vec<usize>,
+        aggs: Vec<AggSpec>,
+        time_col: usize,
+        window: WindowSpec,
+    ) -> OpResult<WindowAggregateOperator> {
+        Self::build(backend, scope, group_by, aggs, time_col, window, true)
+    }
+
+    fn build(
+        backend: &StateBackend,
+        scope: &str,
+        group_by: Vec<usize>,
+        aggs: Vec<AggSpec>,
+        time_col: usize,
+        window: WindowSpec,
+        per_window: bool,
+    ) -> OpResult<WindowAggregateOperator> {
+        let (accs, distinct) = if per_window {
+            ("window-accs", "window-accs-distinct")
+        } else {
+            ("window-aggs", "window-distinct")
+        };
+        let slices = backend.value_state(scope, accs, SLOTS * aggs.len())?;
         let distinct = if aggs.iter().any(|a| a.distinct) {
-            Some(backend.map_state(scope, "window-distinct", 2, 1)?)
+            Some(backend.map_state(scope, distinct, 2, 1)?)
         } else {
             None
         };
@@ -76,6 +121,7 @@ impl WindowAggregateOperator {
             watermark: i64::MIN,
             partial: false,
             late: LateRecords::default(),
+            per_window,
         })
     }
 
@@ -201,6 +247,29 @@ impl WindowAggregateOperator {
         Ok(())
     }
 
+    /// Adds a record (or a partial) to the accumulator of `key` (the group
+    /// key and a slice end, or a window end), and its distinct values.
+    fn add(&mut self, key: &[Value], row: &[Value]) -> OpResult<()> {
+        let init = self.init();
+        let aggs = &self.aggs;
+        let (partial, g) = (self.partial, self.group_by.len());
+        if let Some(map) = &mut self.distinct {
+            Self::add_distinct(aggs, map, key, row)?;
+        }
+        self.slices.modify(key, |slot| {
+            let acc = slot.get_or_insert(init);
+            if partial {
+                for (i, a) in aggs.iter().enumerate() {
+                    let p = g + SLOTS * i..g + SLOTS * (i + 1);
+                    functions::merge(a.kind, &mut acc[..], SLOTS * i, &row[p]);
+                }
+            } else {
+                Self::accumulate(aggs, acc, row);
+            }
+        })?;
+        Ok(())
+    }
+
     fn init(&self) -> Row {
         self.aggs
             .iter()
@@ -208,7 +277,38 @@ impl WindowAggregateOperator {
             .collect()
     }
 
+    /// Emits the row of `key`'s window ending at `end` from `acc`.
+    fn emit(&self, end: i64, key: Row, acc: &[Value], out: &mut Vec<Change>) {
+        let mut row = key;
+        for (i, a) in self.aggs.iter().enumerate() {
+            row.push(functions::result(a, acc, SLOTS * i));
+        }
+        row.push(Value::Ts(self.window.window_start(end)));
+        row.push(Value::Ts(end));
+        out.push(Change::insert(row));
+    }
+
+    /// Per-window state: the window's own accumulator, emitted and deleted.
+    fn fire_window(&mut self, end: i64, key: Row, out: &mut Vec<Change>) -> OpResult<()> {
+        let mut full = key.clone();
+        full.push(Value::Ts(end));
+        let Some(mut acc) = self.slices.get(&full)? else {
+            return Ok(());
+        };
+        if let Some(map) = &mut self.distinct {
+            let mut distinct = hashbrown::HashSet::new();
+            Self::distinct_values(map, &full, true, &mut distinct)?;
+            Self::apply_distinct(&self.aggs, &mut acc, &distinct);
+        }
+        self.slices.delete(&full)?;
+        self.emit(end, key, &acc, out);
+        Ok(())
+    }
+
     fn fire(&mut self, end: i64, key: Row, out: &mut Vec<Change>) -> OpResult<()> {
+        if self.per_window {
+            return self.fire_window(end, key, out);
+        }
         let mut merged: Option<Row> = None;
         let mut later = false;
         let mut full = key.clone();
@@ -237,13 +337,7 @@ impl WindowAggregateOperator {
         }
         if let Some(mut acc) = merged {
             Self::apply_distinct(&self.aggs, &mut acc, &distinct);
-            let mut row = key.clone();
-            for (i, a) in self.aggs.iter().enumerate() {
-                row.push(functions::result(a, &acc[..], SLOTS * i));
-            }
-            row.push(Value::Ts(self.window.window_start(end)));
-            row.push(Value::Ts(end));
-            out.push(Change::insert(row));
+            self.emit(end, key.clone(), &acc, out);
         }
         if later {
             if let Some(next) = self.window.next_window_end(end) {
@@ -284,25 +378,25 @@ impl Operator for WindowAggregateOperator {
                     .next_window_end(first)
                     .expect("an unfired window holds the slice");
             }
-            self.set_timer(first, &key);
-            key.push(Value::Ts(slice));
-            let init = self.init();
-            let aggs = &self.aggs;
-            let (partial, g) = (self.partial, self.group_by.len());
-            if let Some(map) = &mut self.distinct {
-                Self::add_distinct(&self.aggs, map, &key, &row)?;
+            if !self.per_window {
+                self.set_timer(first, &key);
+                key.push(Value::Ts(slice));
+                self.add(&key, &row)?;
+                continue;
             }
-            self.slices.modify(&key, |slot| {
-                let acc = slot.get_or_insert(init);
-                if partial {
-                    for (i, a) in aggs.iter().enumerate() {
-                        let p = g + SLOTS * i..g + SLOTS * (i + 1);
-                        functions::merge(a.kind, &mut acc[..], SLOTS * i, &row[p]);
-                    }
-                } else {
-                    Self::accumulate(aggs, acc, &row);
+            // Every unfired window of the slice, each with its own timer.
+            let last = self.window.last_window_end(slice);
+            let mut end = first;
+            loop {
+                self.set_timer(end, &key);
+                key.push(Value::Ts(end));
+                self.add(&key, &row)?;
+                key.pop();
+                match self.window.next_window_end(end) {
+                    Some(next) if next <= last => end = next,
+                    _ => break,
                 }
-            })?;
+            }
         }
         Ok(())
     }
@@ -343,5 +437,91 @@ impl Operator for WindowAggregateOperator {
 
     fn take_late(&mut self, late: &mut Vec<Row>) {
         self.late.take(late);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::DataType;
+
+    fn op(per_window: bool) -> WindowAggregateOperator {
+        let call = |kind, arg, distinct| AggSpec {
+            kind,
+            arg,
+            distinct,
+            filter: None,
+            result_type: DataType::Int,
+        };
+        let aggs = vec![
+            call(AggKind::CountStar, None, false),
+            call(AggKind::Sum, Some(1), false),
+            call(AggKind::Count, Some(1), true),
+        ];
+        let build = if per_window {
+            WindowAggregateOperator::per_window
+        } else {
+            WindowAggregateOperator::new
+        };
+        let hop = WindowSpec::Hop { size: 4, slide: 1 };
+        build(&StateBackend::heap(), "t", vec![0], aggs, 2, hop).unwrap()
+    }
+
+    fn batch(rows: &[(&str, i64, i64)]) -> Vec<Change> {
+        rows.iter()
+            .map(|&(k, v, t)| Change::insert(vec![Value::str(k), Value::Int(v), Value::Ts(t)]))
+            .collect()
+    }
+
+    fn entries(o: &WindowAggregateOperator) -> i64 {
+        o.state_reports().iter().map(|r| r.metrics.entries).sum()
+    }
+
+    /// Per-window state emits what slicing emits, in the same order, drops
+    /// the same late record, and holds each record once per open window.
+    #[test]
+    fn per_window_state_emits_what_slices_emit() {
+        let mut runs = Vec::new();
+        for per_window in [false, true] {
+            let mut o = op(per_window);
+            let mut out = Vec::new();
+            let rows = [("a", 1, 0), ("a", 1, 1), ("b", 5, 2)];
+            o.process(0, batch(&rows), &mut out).unwrap();
+            let before = entries(&o);
+            // Fires the windows ending at 1 to 4.
+            o.on_watermark(3, &mut out).unwrap();
+            // t = 1 is in the windows ending at 2..=5: the last has not
+            // fired. t = 0 is only in fired ones: late.
+            o.process(0, batch(&[("a", 7, 1), ("a", 9, 0)]), &mut out)
+                .unwrap();
+            o.on_watermark(i64::MAX, &mut out).unwrap();
+            assert_eq!(entries(&o), 0, "per_window {per_window}");
+            assert_eq!(o.counters(), vec![("numLateRecordsDropped", 1)]);
+            runs.push((before, out));
+        }
+        let (sliced, unsliced) = (&runs[0], &runs[1]);
+        let mut a = sliced.1.clone();
+        let mut b = unsliced.1.clone();
+        a.sort_by(|x, y| crate::value::cmp_rows(&x.row, &y.row));
+        b.sort_by(|x, y| crate::value::cmp_rows(&x.row, &y.row));
+        assert_eq!(a, b);
+        // a's window [1, 5): its records at 1, the second one after the
+        // watermark: COUNT 2, SUM 8, 2 distinct.
+        let w = |k: &str, c, s, d, end| {
+            Change::insert(vec![
+                Value::str(k),
+                Value::Int(c),
+                Value::Int(s),
+                Value::Int(d),
+                Value::Ts(end - 4),
+                Value::Ts(end),
+            ])
+        };
+        assert!(a.contains(&w("a", 2, 8, 2, 5)), "{a:?}");
+        assert!(a.contains(&w("a", 1, 1, 1, 1)), "{a:?}");
+        // Three slices, each with its distinct values, against the
+        // windows: a's records in the windows ending at 1..=5, b's at
+        // 3..=6.
+        assert_eq!((sliced.0, unsliced.0), (3 + 3, 9 + 9));
     }
 }

@@ -873,6 +873,8 @@ fn window_aggregate(
             time_col: time,
             global: false,
             partition_keys,
+            per_window: !config.window_slicing()
+                && matches!(window, WindowSpec::Hop { .. } | WindowSpec::Cumulate { .. }),
         },
         vec![child],
         Schema { fields },

@@ -8,7 +8,10 @@
 //! filters, and the time column; its output is the group key, the calls,
 //! then `window_start` and `window_end` (a Calc above puts them where the
 //! query has them). It emits inserts only; its state is freed as windows
-//! fire and `table.exec.state.ttl` does not apply to it.
+//! fire and `table.exec.state.ttl` does not apply to it. With
+//! `lab.window.slicing` = false a HOP or CUMULATE one keeps per-window
+//! state instead of slices (EXPLAIN: `slicing=[false]`), one phase or as
+//! the global half of two.
 
 use super::aggregate_calls::{call_text, check_calls, partial_names};
 use super::build::{operator_stage, JobContext, Out};
@@ -41,6 +44,11 @@ pub struct WindowAggregate {
     /// SESSION's `PARTITION BY` columns of the input (group keys).
     #[serde(default)]
     pub partition_keys: Vec<usize>,
+    /// The lab's comparison strategy (`lab.window.slicing` = false): state
+    /// per (group key, window end) instead of per slice; HOP and CUMULATE
+    /// only (a TUMBLE's slices are its windows).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_window: bool,
 }
 
 impl WindowAggregate {
@@ -144,6 +152,9 @@ impl super::NodeSpec for WindowAggregate {
         select.push("start('w$) AS window_start".into());
         select.push("end('w$) AS window_end".into());
         e.attrs.push(same("select", select.join(", ")));
+        if self.per_window {
+            e.lab.push(("slicing", "false".into()));
+        }
         e
     }
 
@@ -155,6 +166,17 @@ impl super::NodeSpec for WindowAggregate {
             self.aggs.len(),
             "aggs",
         )?;
+        if self.per_window
+            && !matches!(
+                self.window,
+                WindowSpec::Hop { .. } | WindowSpec::Cumulate { .. }
+            )
+        {
+            return Err(check::invalid(
+                check::field(node, "per_window"),
+                "only a HOP or CUMULATE window aggregate keeps per-window state",
+            ));
+        }
         if self.global {
             let Some(local) = node.inputs[0].kind.get::<LocalWindowAggregate>() else {
                 return Err(check::invalid(
@@ -256,7 +278,12 @@ impl super::NodeSpec for WindowAggregate {
                 )?)
                     as Box<dyn operators::operator::Operator>);
             }
-            let o = WindowAggregateOperator::new(
+            let build = if self.per_window {
+                WindowAggregateOperator::per_window
+            } else {
+                WindowAggregateOperator::new
+            };
+            let o = build(
                 &backend,
                 &scope,
                 self.group_by.clone(),

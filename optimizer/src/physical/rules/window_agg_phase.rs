@@ -16,7 +16,10 @@
 //! buffers until the watermark; `AUTO` and `TWO_PHASE` take two phases
 //! and `ONE_PHASE` one. An aggregate with a DISTINCT call stays one phase
 //! (the lab's local half keeps no distinct values). A SESSION window
-//! aggregate stays one phase whatever the strategy.
+//! aggregate stays one phase whatever the strategy. With the lab's
+//! per-window state (`lab.window.slicing` = false) the local half still
+//! folds slices, which is what it ships; the global half keeps the
+//! per-window state, adding each partial to every window of its slice.
 
 use super::{PhysicalRule, RuleContext};
 use crate::config::AggPhaseStrategy;
