@@ -17,6 +17,7 @@ const CHECKED: &[&str] = &[
     "split-distinct",
     "filter-vs-case-when",
     "window-slicing",
+    "topn-strategies",
 ];
 
 /// Specs with variants on Flink: `tests/flink_engine.rs` runs them on its
@@ -238,6 +239,97 @@ fn window_slicing_keeps_fewer_entries_for_sparse_keys() {
         peak("unsliced"),
         peak("sliced")
     );
+}
+
+#[test]
+fn topn_retract_keeps_more_state_than_append_only() {
+    let r = run_quick("topn-strategies");
+    let ns = r.values("n");
+    assert!(ns.len() >= 2);
+    let variants = ["rocksdb", "heap", "rocksdb-cache1k", "rocksdb-cache100"];
+    for n in &ns {
+        let row = |v: &str, sink: &str| r.one(&[("n", n), ("variant", v), ("sink", sink)]);
+        for v in variants {
+            let (append, fast, retract) = (
+                row(v, "top_events"),
+                row(v, "top_by_count"),
+                row(v, "top_by_score"),
+            );
+            // Retract keeps every (partition, item) sorted; append-only
+            // at most N rows per partition, and with the default cache it
+            // reads less too (a cache of 100 rows misses nearly always).
+            let ms: &[&str] = if v.contains("cache") {
+                &["state_entries", "state_bytes"]
+            } else {
+                &["state_entries", "state_bytes", "state_reads"]
+            };
+            for &m in ms {
+                assert!(
+                    retract.num(m) > append.num(m),
+                    "n {n}, {v}: {m} Retract {} vs AppendFast {}",
+                    retract.num(m),
+                    append.num(m)
+                );
+            }
+            // The Retract strategy has no cache; the others count theirs.
+            assert_eq!(retract.get("topn_cache_hit_rate"), "", "n {n}, {v}");
+            for s in [append, fast] {
+                let rate = s.num("topn_cache_hit_rate");
+                assert!((0.0..=1.0).contains(&rate), "n {n}, {v}: {rate}");
+            }
+            // Neither the backend nor the cache changes what is kept or sent.
+            for m in [
+                "state_entries",
+                "state_writes",
+                "changelog_rows",
+                "input_rows",
+            ] {
+                for sink in ["top_events", "top_by_count", "top_by_score"] {
+                    assert_eq!(
+                        row(v, sink).num(m),
+                        row("rocksdb", sink).num(m),
+                        "n {n}, {v}, {sink}: {m}"
+                    );
+                }
+            }
+            let per_row = append.num("changelog_rows") / append.num("input_rows");
+            assert!(
+                (append.num("changelog_rows_per_input_row") - per_row).abs() < 1e-6,
+                "n {n}, {v}"
+            );
+        }
+        // A smaller cache hits less and reads state more (RocksDB).
+        let hit = |v: &str| row(v, "top_events").num("topn_cache_hit_rate");
+        assert!(
+            hit("rocksdb-cache100") <= hit("rocksdb-cache1k")
+                && hit("rocksdb-cache1k") <= hit("rocksdb")
+                && hit("rocksdb-cache100") < hit("rocksdb"),
+            "n {n}: hit rates {} {} {}",
+            hit("rocksdb"),
+            hit("rocksdb-cache1k"),
+            hit("rocksdb-cache100")
+        );
+        for sink in ["top_events", "top_by_count"] {
+            let reads = |v: &str| row(v, sink).num("state_reads");
+            assert!(
+                reads("rocksdb") <= reads("rocksdb-cache1k")
+                    && reads("rocksdb-cache1k") <= reads("rocksdb-cache100"),
+                "n {n}, {sink}: reads {} {} {}",
+                reads("rocksdb"),
+                reads("rocksdb-cache1k"),
+                reads("rocksdb-cache100")
+            );
+        }
+    }
+    // A larger N shifts more ranks per row: more changelog per input row.
+    let (lo, hi) = (r.min_value("n"), r.max_value("n"));
+    for sink in ["top_events", "top_by_count", "top_by_score"] {
+        let per_row = |n: &str| {
+            r.one(&[("n", n), ("variant", "rocksdb"), ("sink", sink)])
+                .num("changelog_rows_per_input_row")
+        };
+        assert!(per_row(&hi) > per_row(&lo), "{sink}");
+    }
 }
 
 #[test]

@@ -26,6 +26,8 @@ const PARAMS: &[(&str, &str)] = &[
     ("rows_per_tenant", "2"),
     ("selective_tenants", "10"),
     ("events", "50000"),
+    ("partitions", "100"),
+    ("n", "10"),
 ];
 
 /// `(script, variant, settings)`.

@@ -281,6 +281,33 @@ pub static METRICS: &[Metric] = &[
         |s| Some(s.report.input_rows as f64),
         |o| Some(o.job.input_rows as f64),
     ),
+    // What the sink received per row read: the changelog a strategy
+    // sends downstream (a Top-N over an input that can fall retracts more).
+    m(
+        "changelog_rows_per_input_row",
+        "changelog rows per input row",
+        "rows/row",
+        |s| {
+            (s.report.input_rows > 0)
+                .then(|| s.sink.counts.total() as f64 / s.report.input_rows as f64)
+        },
+    ),
+    // The Top-N caches' hits over their lookups (`cache_hits` and
+    // `cache_requests` of the append-only, updatable and fast Top-1
+    // operators); empty for a job without such a cache.
+    m(
+        "topn_cache_hit_rate",
+        "Top-N cache hit rate",
+        "hits/lookup",
+        |s| {
+            let (mut hits, mut requests) = (0u64, 0u64);
+            for st in &s.report.stages {
+                hits += st.counter("cache_hits");
+                requests += st.counter("cache_requests");
+            }
+            (requests > 0).then(|| hits as f64 / requests as f64)
+        },
+    ),
     m("peak_rss_kb", "peak RSS", "KiB", |s| {
         s.peak_rss_kb.map(|k| k as f64)
     }),
