@@ -40,7 +40,6 @@ pub mod state;
 pub mod calc;
 pub mod deduplicate;
 pub mod delta_join;
-pub mod delta_join_chain;
 pub mod expand;
 pub mod group_aggregate;
 pub mod interval_join;

@@ -71,7 +71,7 @@
 //!   +- Exchange(hash[nation_id]) -- TableSourceScan(nations)
 //! ```
 //!
-//! Further preconditions of the cascade (`delta_join_chain.rs`; each failure
+//! Further preconditions of the cascade (`node/delta_join/chain.rs`; each failure
 //! is named as above, and `AUTO` leaves both joins regular):
 //! 6. the lower join is an INNER join of two table scans meeting 1-4
 //!    itself (a cascade over a cascade is not supported yet);
@@ -105,8 +105,8 @@ use super::{PhysicalRule, RuleContext};
 use crate::config::{Config, DeltaJoinStrategy};
 use crate::error::{PlanError, Result};
 use crate::physical::node::calc::Calc;
+use crate::physical::node::delta_join::chain::{chain, side_of, Cascade, Side};
 use crate::physical::node::delta_join::{side_calc, DeltaJoin};
-use crate::physical::node::delta_join_chain::{chain, side_of, Cascade, Side};
 use crate::physical::node::join::Join;
 use crate::physical::node::sink_materializer::SinkMaterializer;
 use crate::physical::node::source::Source;

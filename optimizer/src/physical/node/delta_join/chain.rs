@@ -6,14 +6,14 @@
 //! the other by an index key the lower join's equalities (or this join's)
 //! cover. When a join becomes one: `physical/rules/delta_join.rs`.
 
-use super::calc::Calc;
-use super::delta_join::{side_calc, DeltaJoin};
-use super::explain::qualified;
-use super::join::Join;
-use super::source::Source;
-use super::PhysicalNode;
+use super::{side_calc, DeltaJoin};
 use crate::physical::display::names::uniquify;
 use crate::physical::display::{render, unique_names, Style};
+use crate::physical::node::calc::Calc;
+use crate::physical::node::explain::qualified;
+use crate::physical::node::join::Join;
+use crate::physical::node::source::Source;
+use crate::physical::node::PhysicalNode;
 use operators::expr::{BinOp, Expr};
 use operators::join::{JoinType, KeySource, SideCalc};
 

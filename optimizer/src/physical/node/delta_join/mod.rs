@@ -5,18 +5,20 @@
 //! each arriving row looks the other side up there, through an LRU cache
 //! per side. An input may instead be a two-way delta join (through one Calc
 //! at most): a cascaded delta join, whose records look that join's tables
-//! up in a chain (`delta_join_chain.rs`). When a join becomes a delta join:
+//! up in a chain (`delta_join/chain.rs`). When a join becomes a delta join:
 //! `physical/rules/delta_join.rs`.
+
+pub mod chain;
 
 use super::build::{operator_error, JobContext, Out};
 use super::check::{self, Check};
-use super::delta_join_chain::{chain, explain_chain, side_of, Side};
 use super::explain::{exprs, same, ExplainContext, ExplainNode};
 use super::join::{check_binary, join_condition, ordered_by_unique_key};
 use super::source::{with_calc, Source};
 use super::{JoinRole, PhysicalNode};
 use crate::error::{PlanError, Result};
 use crate::physical::display::unique_names;
+use chain::{chain, explain_chain, side_of, Side};
 use operators::changelog::ChangelogMode;
 use operators::exec::Exchange;
 use operators::expr::Expr;
