@@ -141,6 +141,14 @@ impl super::NodeSpec for DeltaJoin {
     }
 
     fn validate(&self, node: &PhysicalNode) -> Check {
+        // The key pairs first: the chains below index one side's keys by
+        // the other's positions.
+        check_binary(
+            node,
+            &self.left_keys,
+            &self.right_keys,
+            self.residual.as_ref(),
+        )?;
         let mut sides = Vec::new();
         for (i, input) in node.inputs.iter().enumerate() {
             let side = side_of(input).map_err(|why| {
@@ -165,12 +173,6 @@ impl super::NodeSpec for DeltaJoin {
                 ));
             }
         }
-        check_binary(
-            node,
-            &self.left_keys,
-            &self.right_keys,
-            self.residual.as_ref(),
-        )?;
         for (field, size) in [
             ("left_cache_size", self.left_cache_size),
             ("right_cache_size", self.right_cache_size),
