@@ -43,6 +43,7 @@ pub mod delta_join;
 pub mod delta_join_chain;
 pub mod expand;
 pub mod group_aggregate;
+pub mod group_window_aggregate;
 pub mod interval_join;
 pub mod join;
 pub mod local_group_aggregate;
@@ -283,6 +284,7 @@ node_kinds! {
     WindowRank(window_rank::WindowRank),
     IntervalJoin(interval_join::IntervalJoin),
     WindowJoin(window_join::WindowJoin),
+    GroupWindowAggregate(group_window_aggregate::GroupWindowAggregate),
 }
 
 impl NodeKind {
