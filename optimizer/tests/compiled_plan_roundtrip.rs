@@ -126,6 +126,8 @@ const PARAMS: &[(&str, &str)] = &[
     ("rows_per_tenant", "2"),
     ("selective_tenants", "5"),
     ("events", "3000"),
+    ("partitions", "20"),
+    ("n", "3"),
 ];
 
 /// Generator options cut small, with their largest value.
@@ -178,6 +180,7 @@ fn every_example_round_trips_through_a_compiled_plan() {
         "window_join_right.csv",
         "user_activity_log.csv",
         "supplier_bids.csv",
+        "group_window_late_fire.csv",
     ] {
         std::fs::copy(examples().join(csv), base.join(csv)).unwrap();
     }
