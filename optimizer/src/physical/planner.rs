@@ -946,7 +946,8 @@ fn window_aggregate(
             },
             vec![child],
             Schema { fields },
-            None,
+            // Flink's upsert key: the group key and the window's start.
+            Some((0..k).chain([k + aggs.len()]).collect()),
             parallelism,
         )
     } else {
