@@ -368,10 +368,10 @@ fn an_insert_without_an_operator_that_drops_late_records_writes_no_late_file() {
 }
 
 /// A legacy group window (`GROUP BY k, TUMBLE(ts, ...)`) drops a record
-/// when the watermark it meets has passed its window's cleanup time, end
-/// - 1 + the allowed lateness: its late file holds exactly those, without
-/// lateness the window TVF's late records, and with 5 s of lateness and
-/// late firings fewer of them.
+/// when the watermark it meets has passed its window's cleanup time (its
+/// end - 1 + the allowed lateness): its late file holds exactly those,
+/// without lateness the window TVF's late records, and with 5 s of
+/// lateness and late firings fewer of them.
 #[test]
 fn the_late_file_of_a_group_window() {
     let late_by = |lateness: i64| {

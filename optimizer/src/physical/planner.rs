@@ -744,8 +744,9 @@ fn group_window_emit(config: &Config, window: &WindowSpec) -> Result<(i64, bool)
 
 /// Flink 2.x refuses early and late firings on a window TVF aggregate
 /// (`WindowUtil.checkEmitConfiguration`, called by the window aggregate
-/// nodes): they belong to the legacy group windows, which the lab does not
-/// run. `table.exec.emit.allow-lateness` alone is ignored there, as in Flink.
+/// nodes): they belong to the legacy group windows
+/// ([`group_window_emit`]). `table.exec.emit.allow-lateness` alone is
+/// ignored there, as in Flink.
 fn check_emit_configuration(config: &Config) -> Result<()> {
     if config.emit_early_fire_enabled() || config.emit_late_fire_enabled() {
         return Err(PlanError::unsupported(format!(
@@ -780,7 +781,10 @@ fn agg_spec(a: &AggCall) -> AggSpec {
 /// Flink plans it: a `WindowAggregate` over a Calc of the TVF's input
 /// (group keys, arguments, filters, then the time column), and a Calc
 /// putting its output in the query's order. `None` when the aggregate
-/// does not group by a window.
+/// does not group by a window. Over a legacy group window (the binder's
+/// TVF marked `group_window`) it is a `GroupWindowAggregate` with its emit
+/// strategy instead, whose output ends with Flink's four window
+/// properties.
 fn window_aggregate(
     input: &LogicalPlan,
     group_by: &[usize],
