@@ -126,8 +126,8 @@ const PARAMS: &[(&str, &str)] = &[
     ("rows_per_tenant", "2"),
     ("selective_tenants", "5"),
     ("events", "3000"),
-    ("partitions", "20"),
     ("n", "3"),
+    ("partitions", "4"),
 ];
 
 /// Generator options cut small, with their largest value.
