@@ -356,3 +356,50 @@ fn group_window_without_lateness_fires_once() {
         ]
     );
 }
+
+/// EXPLAIN of the other group windows, in Flink's text: a HOP is a
+/// `SlidingGroupWindow` (size, then slide), a SESSION a
+/// `SessionGroupWindow`, both insert-only without lateness; without group
+/// keys the aggregate reads one subtask (`single`).
+#[test]
+fn group_window_explain() {
+    let sql = std::fs::read_to_string(examples().join("group_window_late_fire.sql"))
+        .unwrap()
+        .split("INSERT INTO")
+        .next()
+        .unwrap()
+        .to_string()
+        + "CREATE TABLE o (str STRING, we TIMESTAMP(3), rt TIMESTAMP_LTZ(3), c BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO o SELECT str, HOP_END(rowtime, INTERVAL '0.005' SECOND, INTERVAL '0.01' SECOND),
+  HOP_ROWTIME(rowtime, INTERVAL '0.005' SECOND, INTERVAL '0.01' SECOND), COUNT(*)
+FROM T1 GROUP BY HOP(rowtime, INTERVAL '0.005' SECOND, INTERVAL '0.01' SECOND), str;
+INSERT INTO o SELECT 'all', SESSION_END(rowtime, INTERVAL '0.003' SECOND),
+  SESSION_ROWTIME(rowtime, INTERVAL '0.003' SECOND), COUNT(*)
+FROM T1 WHERE num > 1 GROUP BY SESSION(rowtime, INTERVAL '0.003' SECOND);
+";
+    let overrides = [
+        (
+            "table.exec.emit.allow-lateness".to_string(),
+            "0 ms".to_string(),
+        ),
+        (
+            "table.exec.emit.late-fire.enabled".to_string(),
+            "false".to_string(),
+        ),
+    ];
+    let plan = optimizer::session::explain_script(&sql, &overrides).unwrap();
+    for want in [
+        "GroupWindowAggregate(groupBy=[str], window=[SlidingGroupWindow('w$, rowtime, 10, 5)], \
+         properties=[w$start, w$end, w$rowtime, w$proctime], select=[str, COUNT(*) AS EXPR$3, \
+         start('w$) AS w$start, end('w$) AS w$end, rowtime('w$) AS w$rowtime, proctime('w$) AS w$proctime], \
+         changelogMode=[I])",
+        "GroupWindowAggregate(window=[SessionGroupWindow('w$, rowtime, 3)], \
+         properties=[w$start, w$end, w$rowtime, w$proctime], select=[COUNT(*) AS EXPR$3, \
+         start('w$) AS w$start, end('w$) AS w$end, rowtime('w$) AS w$rowtime, proctime('w$) AS w$proctime], \
+         changelogMode=[I])",
+        "Exchange(distribution=[single]",
+    ] {
+        assert!(plan.contains(want), "want {want}\n{plan}");
+    }
+    assert!(!plan.contains("emit=["), "{plan}");
+}
