@@ -154,6 +154,18 @@ fn bad_group_window_input_is_refused() {
             group_window(&[], tumble, "TUMBLE_START(bidtime, INTERVAL '6' MINUTES)"),
             "TUMBLE_START(...) must take the arguments of the query's group window TUMBLE(bidtime, INTERVAL '5' MINUTES)",
         ),
+        // An aggregate call over the window's end, of a group window and
+        // of a window TVF (it panicked before).
+        (
+            format!("{BID}INSERT INTO o SELECT {start}, MAX(TUMBLE_END(bidtime, INTERVAL '5' MINUTES)), item, SUM(price) \
+             FROM Bid GROUP BY item, {tumble};\n"),
+            "unsupported SQL at line 8, column 1: window aggregate: the call 'EXPR$1' reads the window's start or end",
+        ),
+        (
+            format!("{BID}INSERT INTO o SELECT window_start, MAX(window_end), item, SUM(price) \
+             FROM TABLE(TUMBLE(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL '5' MINUTES)) GROUP BY item, window_start, window_end;\n"),
+            "unsupported SQL at line 8, column 1: window aggregate: the call 'EXPR$1' reads the window's start or end",
+        ),
     ];
     for (sql, want) in cases {
         let (code, stderr) = run(&sql);

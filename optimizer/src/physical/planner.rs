@@ -901,6 +901,20 @@ fn window_aggregate(
             })?;
         partition_keys.push(new_pos[*g]);
     }
+    // A call reading a window key (`COUNT(window_end)`) has no column in
+    // the Calc below: the window is the operator's.
+    if let Some(a) = aggs.iter().find(|a| {
+        a.arg
+            .into_iter()
+            .chain(a.filter)
+            .any(|c| window_keys.contains(&c))
+    }) {
+        return Err(PlanError::unsupported(format!(
+            "window aggregate: the call '{}' reads the window's start or end; \
+             aggregate calls over window columns are not supported",
+            a.name
+        )));
+    }
     let specs: Vec<AggSpec> = aggs
         .iter()
         .map(|a| AggSpec {
