@@ -403,3 +403,47 @@ FROM T1 WHERE num > 1 GROUP BY SESSION(rowtime, INTERVAL '0.003' SECOND);
     }
     assert!(!plan.contains("emit=["), "{plan}");
 }
+
+/// Nexmark q11 as Flink's repository writes it, with the legacy group
+/// window (`GROUP BY B.bidder, SESSION(B.dateTime, ...)`, `SESSION_START`,
+/// `SESSION_END`): the same rows as the lab's SESSION TVF form
+/// (`examples/nexmark/q11.sql`), and the `GroupWindowAggregate` in
+/// Flink's EXPLAIN text.
+#[test]
+fn nexmark_q11_as_a_group_window() {
+    let tvf = std::fs::read_to_string(examples().join("nexmark/q11.sql")).unwrap();
+    let at = tvf.find("INSERT INTO nexmark_q11").unwrap();
+    let group_window = tvf[..at].to_string()
+        + "INSERT INTO nexmark_q11
+SELECT
+    B.bidder,
+    count(*) as bid_count,
+    SESSION_START(B.`dateTime`, INTERVAL '10' SECOND) as starttime,
+    SESSION_END(B.`dateTime`, INTERVAL '10' SECOND) as endtime
+FROM bid B
+GROUP BY B.bidder, SESSION(B.`dateTime`, INTERVAL '10' SECOND);
+";
+    let rows = |sql: &str| {
+        let out = run_script(
+            sql,
+            &examples().join("nexmark"),
+            &[],
+            RunOptions::keep_all(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        optimizer::oracle::sorted(optimizer::oracle::final_table(&out[0].changelog))
+    };
+    let expected = rows(&tvf);
+    assert!(expected.len() > 100);
+    assert_eq!(rows(&group_window), expected);
+    let plan = optimizer::session::explain_script(&group_window, &[]).unwrap();
+    assert!(
+        plan.contains(
+            "GroupWindowAggregate(groupBy=[bidder], window=[SessionGroupWindow('w$, dateTime, 10000)], \
+             properties=[w$start, w$end, w$rowtime, w$proctime], select=[bidder, COUNT(*) AS bid_count, \
+             start('w$) AS w$start, end('w$) AS w$end, rowtime('w$) AS w$rowtime, proctime('w$) AS w$proctime])"
+        ),
+        "{plan}"
+    );
+}
