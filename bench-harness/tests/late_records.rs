@@ -366,3 +366,72 @@ fn an_insert_without_an_operator_that_drops_late_records_writes_no_late_file() {
     );
     assert!(!late.exists(), "a late file was written");
 }
+
+/// A legacy group window (`GROUP BY k, TUMBLE(ts, ...)`) drops a record
+/// when the watermark it meets has passed its window's cleanup time (its
+/// end - 1 + the allowed lateness): its late file holds exactly those,
+/// without lateness the window TVF's late records, and with 5 s of
+/// lateness and late firings fewer of them.
+#[test]
+fn the_late_file_of_a_group_window() {
+    let late_by = |lateness: i64| {
+        let (mut wm, mut max) = (i64::MIN, i64::MIN);
+        let mut late = Vec::new();
+        for (k, _, t) in rows() {
+            let end = t - t.rem_euclid(10_000) + 10_000;
+            if wm >= end - 1 + lateness {
+                late.push(format!("{k},{}", timestamp(t)));
+            }
+            max = max.max(t);
+            wm = max - 1000;
+        }
+        late.sort();
+        late
+    };
+    assert_eq!(late_by(0), expected().0);
+    assert!(late_by(5000).len() < late_by(0).len() && !late_by(5000).is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    write_input(dir.path());
+    let script = SCRIPT
+        .split("CREATE TABLE session_out")
+        .next()
+        .unwrap()
+        .to_string()
+        + "INSERT INTO tumble_out
+SELECT k, TUMBLE_START(ts, INTERVAL '10' SECOND), TUMBLE_END(ts, INTERVAL '10' SECOND), COUNT(*)
+FROM ev
+GROUP BY k, TUMBLE(ts, INTERVAL '10' SECOND);
+";
+    std::fs::write(dir.path().join("late.sql"), script).unwrap();
+    for (lateness, late_fire) in [(0, false), (5000, true)] {
+        for backend in ["hashmap", "rocksdb"] {
+            for p in ["1", "4"] {
+                let sets = [
+                    format!("state.backend.type={backend}"),
+                    format!("parallelism.default={p}"),
+                    format!("table.exec.emit.allow-lateness={lateness} ms"),
+                    format!("table.exec.emit.late-fire.enabled={late_fire}"),
+                ];
+                let late = dir
+                    .path()
+                    .join(format!("late-{lateness}-{backend}-{p}.csv"));
+                let o = run(dir.path(), &late, &sets);
+                assert_eq!(
+                    o.status.code(),
+                    Some(0),
+                    "{sets:?}: {}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                let (header, rows) = body(&late);
+                assert_eq!(header, "k,ts", "{sets:?}");
+                assert_eq!(rows, late_by(lateness), "{sets:?}");
+                let counts: Vec<u64> = String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .filter_map(|l| l.trim().strip_prefix("numLateRecordsDropped "))
+                    .map(|n| n.trim().parse().unwrap())
+                    .collect();
+                assert_eq!(counts, [rows.len() as u64], "{sets:?}");
+            }
+        }
+    }
+}

@@ -102,3 +102,76 @@ fn bad_time_and_window_input_is_refused_where_it_is() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// A legacy group window over the Bid table (its INSERT on line 8 plus the
+/// SETs before it).
+fn group_window(sets: &[(&str, &str)], window: &str, select: &str) -> String {
+    let sets: String = sets
+        .iter()
+        .map(|(k, v)| format!("SET '{k}' = '{v}';\n"))
+        .collect();
+    format!("{sets}{BID}INSERT INTO o SELECT {select}, {select}, item, SUM(price) FROM Bid GROUP BY item, {window};\n")
+}
+
+/// What the lab's group windows refuse: early firings and a late-fire delay
+/// (processing-time timers), late firings without lateness and on SESSION
+/// (Flink's messages), a window on a column that is not the time
+/// attribute, an auxiliary function that is not the window's: each an
+/// error with its line, exit 2, no panic.
+#[test]
+fn bad_group_window_input_is_refused() {
+    let tumble = "TUMBLE(bidtime, INTERVAL '5' MINUTES)";
+    let start = "TUMBLE_START(bidtime, INTERVAL '5' MINUTES)";
+    let lateness = ("table.exec.emit.allow-lateness", "1 min");
+    let late = ("table.exec.emit.late-fire.enabled", "true");
+    let cases = [
+        (
+            group_window(&[("table.exec.emit.early-fire.enabled", "true")], tumble, start),
+            "unsupported SQL at line 9, column 1: 'table.exec.emit.early-fire.enabled' = 'true' is not supported",
+        ),
+        (
+            group_window(&[lateness, late, ("table.exec.emit.late-fire.delay", "5 s")], tumble, start),
+            "unsupported SQL at line 11, column 1: 'table.exec.emit.late-fire.delay' > 0 is not supported",
+        ),
+        (
+            group_window(&[late], tumble, start),
+            "unsupported SQL at line 9, column 1: The 'AFTER WATERMARK' emit strategy requires set \
+             'minIdleStateRetentionTime' in table config.",
+        ),
+        (
+            group_window(
+                &[lateness, late],
+                "SESSION(bidtime, INTERVAL '5' MINUTES)",
+                "SESSION_START(bidtime, INTERVAL '5' MINUTES)",
+            ),
+            "unsupported SQL at line 10, column 1: Session window doesn't support EMIT strategy currently.",
+        ),
+        (
+            group_window(&[], "TUMBLE(price, INTERVAL '5' MINUTES)", "TUMBLE_START(price, INTERVAL '5' MINUTES)"),
+            "Window can only be defined over a time attribute column: 'price' of table 'Bid' has no WATERMARK",
+        ),
+        (
+            group_window(&[], tumble, "TUMBLE_START(bidtime, INTERVAL '6' MINUTES)"),
+            "TUMBLE_START(...) must take the arguments of the query's group window TUMBLE(bidtime, INTERVAL '5' MINUTES)",
+        ),
+        // An aggregate call over the window's end, of a group window and
+        // of a window TVF (it panicked before).
+        (
+            format!("{BID}INSERT INTO o SELECT {start}, MAX(TUMBLE_END(bidtime, INTERVAL '5' MINUTES)), item, SUM(price) \
+             FROM Bid GROUP BY item, {tumble};\n"),
+            "unsupported SQL at line 8, column 1: window aggregate: the call 'EXPR$1' reads the window's start or end",
+        ),
+        (
+            format!("{BID}INSERT INTO o SELECT window_start, MAX(window_end), item, SUM(price) \
+             FROM TABLE(TUMBLE(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL '5' MINUTES)) GROUP BY item, window_start, window_end;\n"),
+            "unsupported SQL at line 8, column 1: window aggregate: the call 'EXPR$1' reads the window's start or end",
+        ),
+    ];
+    for (sql, want) in cases {
+        let (code, stderr) = run(&sql);
+        assert_eq!(code, 2, "{sql}\n{stderr}");
+        assert!(stderr.contains(want), "{sql}\nwant {want:?}\ngot  {stderr}");
+        assert!(stderr.contains("line "), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

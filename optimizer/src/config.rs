@@ -259,17 +259,19 @@ static KEYS: &[KeyInfo] = &[
         EMIT_ALLOW_LATENESS,
         ValueType::Duration,
         "0 ms",
-        "Flink's allowed lateness of the legacy group windows (with late-fire \
-         on). The lab runs window TVFs only, which ignore it, as Flink's do: \
-         window state is freed when a window fires and a record behind a fired \
-         window is late.",
+        "The allowed lateness of the legacy group windows (GROUP BY TUMBLE(ts, \
+         ...) or HOP): a window is kept this long after it fired, a record \
+         for it meanwhile fires it again (-U/+U), and one after it is late. \
+         0 ms: table.exec.state.ttl, as Flink falls back to the idle state \
+         retention; SESSION takes none. Window TVFs ignore it, as Flink's do.",
     ),
     key(
         EMIT_EARLY_FIRE_ENABLED,
         ValueType::Boolean,
         "false",
         "Early firings of the legacy group windows. A window TVF aggregate \
-         refuses it, as Flink 2.x does.",
+         refuses it, as Flink 2.x does; a group window too (early firings \
+         run on processing-time timers, which the lab does not run).",
     ),
     key(
         EMIT_EARLY_FIRE_DELAY,
@@ -282,15 +284,17 @@ static KEYS: &[KeyInfo] = &[
         EMIT_LATE_FIRE_ENABLED,
         ValueType::Boolean,
         "false",
-        "Late firings of the legacy group windows. A window TVF aggregate \
-         refuses it, as Flink 2.x does.",
+        "Late firings of the legacy group windows: with an allowed lateness, \
+         a record behind a fired window fires it again (-U/+U). A window TVF \
+         aggregate refuses it, as Flink 2.x does.",
     ),
     key(
         EMIT_LATE_FIRE_DELAY,
         ValueType::Duration,
         "0 ms",
         "The interval of late firings (0 ms: on every element); read with \
-         late-fire enabled only.",
+         late-fire enabled only. A group window refuses more than 0 ms \
+         (processing-time timers).",
     ),
     key(
         SINK_UPSERT_MATERIALIZE,

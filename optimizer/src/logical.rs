@@ -244,6 +244,13 @@ pub enum LogicalPlan {
         /// SESSION's `PARTITION BY` columns of the input (empty for the
         /// others).
         partition_by: Vec<usize>,
+        /// The legacy group window (`GROUP BY TUMBLE(ts, size)`, Flink's
+        /// `GroupWindowAggregate`): the binder's TVF under its aggregate,
+        /// whose columns only the auxiliary functions (`TUMBLE_START`, ...)
+        /// reach. Its aggregate takes Flink's emit strategy (allowed
+        /// lateness, late firings); it is not a window for window joins,
+        /// deduplications or Top-Ns above it.
+        group_window: bool,
         schema: Schema,
     },
     /// `left UNION ALL right`: every row of both inputs (same column
@@ -326,6 +333,9 @@ impl LogicalPlan {
         aggregates: bool,
     ) -> Option<(usize, usize, operators::window::WindowSpec)> {
         match self {
+            LogicalPlan::WindowTvf {
+                group_window: true, ..
+            } => None,
             LogicalPlan::WindowTvf { input, window, .. } => {
                 let n = input.schema().len();
                 Some((n, n + 1, *window))

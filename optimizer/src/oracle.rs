@@ -54,6 +54,11 @@ pub struct Arrival<'a> {
     /// `pipeline.auto-watermark-interval` in ms, on the deterministic clock
     /// (one ms per row read).
     pub interval_ms: u64,
+    /// The allowed lateness of legacy group windows (`GROUP BY TUMBLE(ts,
+    /// ...)`) in ms, as the planner resolves it
+    /// (`table.exec.emit.allow-lateness`, else `table.exec.state.ttl`); 0
+    /// for none. Window TVFs ignore it.
+    pub allow_lateness_ms: i64,
 }
 
 impl Arrival<'_> {
@@ -63,6 +68,7 @@ impl Arrival<'_> {
             watermark: &|_| None,
             batch_size: 1,
             interval_ms: 0,
+            allow_lateness_ms: 0,
         }
     }
 
@@ -219,7 +225,7 @@ fn window_join_sides(
     };
     let side = |input: &LogicalPlan, rows: Vec<Row>, before: Vec<i64>, own: Vec<i64>| {
         if let Some((_, time_col, window)) = windowed_table(input) {
-            return on_time_windowed_rows(input, rows, &before, time_col, window);
+            return on_time_windowed_rows(input, rows, &before, time_col, window, 0);
         }
         let Some(LogicalPlan::Aggregate {
             input: agg_input,
@@ -235,7 +241,7 @@ fn window_join_sides(
         };
         let windowed = match window {
             WindowSpec::Session { gap } => sessions(agg_input, group_by, rows, &own, time_col, gap),
-            _ => on_time_windowed_rows(agg_input, rows, &own, time_col, window),
+            _ => on_time_windowed_rows(agg_input, rows, &own, time_col, window, 0),
         };
         above_window(input, aggregate(&windowed, group_by, aggs))
     };
@@ -415,15 +421,25 @@ pub fn evaluate_event_time(
             aggs,
             ..
         } => {
-            // A window aggregate first drops the late rows of its table.
+            // A window aggregate first drops the late rows of its table; a
+            // group window keeps a window for its allowed lateness after it
+            // fired, and its final result counts the rows it took meanwhile.
             if let Some((table, time_col, window)) = windowed_table(input) {
+                let lateness = if is_group_window(input) {
+                    arrival.allow_lateness_ms
+                } else {
+                    0
+                };
                 if let WindowSpec::Session { gap } = window {
                     let rows = tables(&table);
                     let before = arrival.watermarks_before(&table, &rows);
                     let windowed = sessions(input, group_by, rows, &before, time_col, gap);
                     return aggregate(&windowed, group_by, aggs);
                 }
-                let windowed = on_time_windowed(input, &table, time_col, window, tables, arrival);
+                let rows = tables(&table);
+                let before = arrival.watermarks_before(&table, &rows);
+                let windowed =
+                    on_time_windowed_rows(input, rows, &before, time_col, window, lateness);
                 return aggregate(&windowed, group_by, aggs);
             }
             aggregate(&eval(input), group_by, aggs)
@@ -445,16 +461,19 @@ fn on_time_windowed(
 ) -> Vec<Row> {
     let rows = tables(table);
     let before = arrival.watermarks_before(table, &rows);
-    on_time_windowed_rows(input, rows, &before, time_col, window)
+    on_time_windowed_rows(input, rows, &before, time_col, window, 0)
 }
 
-/// [`on_time_windowed`] over a table's `rows` and the watermark each met.
+/// [`on_time_windowed`] over a table's `rows` and the watermark each met;
+/// a window takes rows for `lateness` ms after its end - 1 (a group
+/// window's allowed lateness, 0 for window TVFs).
 fn on_time_windowed_rows(
     input: &LogicalPlan,
     rows: Vec<Row>,
     before: &[i64],
     time_col: usize,
     window: WindowSpec,
+    lateness: i64,
 ) -> Vec<Row> {
     let mut windowed = Vec::new();
     for (row, &wm) in rows.into_iter().zip(before) {
@@ -462,7 +481,7 @@ fn on_time_windowed_rows(
             continue;
         };
         for (start, end) in window.windows_of(t) {
-            if wm < end.saturating_sub(1) {
+            if wm < end.saturating_sub(1).saturating_add(lateness) {
                 let mut r = row.clone();
                 r.extend([Value::Ts(start), Value::Ts(end), Value::Ts(end - 1)]);
                 windowed.push(r);
@@ -688,6 +707,18 @@ fn windowed_table(plan: &LogicalPlan) -> Option<(String, usize, operators::windo
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// Whether an aggregate's input (projections and filters) reads a legacy
+/// group window.
+fn is_group_window(plan: &LogicalPlan) -> bool {
+    match plan {
+        LogicalPlan::Project { input, .. } | LogicalPlan::Filter { input, .. } => {
+            is_group_window(input)
+        }
+        LogicalPlan::WindowTvf { group_window, .. } => *group_window,
+        _ => false,
     }
 }
 

@@ -180,6 +180,7 @@ fn every_example_round_trips_through_a_compiled_plan() {
         "window_join_right.csv",
         "user_activity_log.csv",
         "supplier_bids.csv",
+        "group_window_late_fire.csv",
     ] {
         std::fs::copy(examples().join(csv), base.join(csv)).unwrap();
     }

@@ -83,6 +83,7 @@ fn check(query: &str, backend: &str, parallelism: usize, sets: &[(&str, &str)]) 
         watermark: &watermark,
         batch_size: BATCH,
         interval_ms: INTERVAL_MS,
+        allow_lateness_ms: 0,
     };
     let inserts: Vec<_> = script
         .statements

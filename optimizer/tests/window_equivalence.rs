@@ -169,6 +169,7 @@ fn check(sources: &MemSources, overrides: &[(&str, String)]) -> Result<u64, Test
             .trim_end_matches(" ms")
             .parse()
             .unwrap(),
+        allow_lateness_ms: 0,
     };
     let rows: Vec<Row> = sources.0["ev"].iter().map(|c| c.row.clone()).collect();
     let inserts: Vec<_> = script
@@ -441,6 +442,7 @@ fn check_joins(sources: &MemSources, overrides: &[(&str, String)]) -> Result<u64
             .trim_end_matches(" ms")
             .parse()
             .unwrap(),
+        allow_lateness_ms: 0,
     };
     let rows = |t: &str| -> Vec<Row> { sources.0[t].iter().map(|c| c.row.clone()).collect() };
     let inserts: Vec<_> = script

@@ -144,6 +144,7 @@ fn check(sources: &MemSources, overrides: &[(&str, String)]) -> Result<u64, Test
             .trim_end_matches(" ms")
             .parse()
             .unwrap(),
+        allow_lateness_ms: 0,
     };
     let rows: Vec<Row> = sources.0["ev"].iter().map(|c| c.row.clone()).collect();
     let inserts: Vec<_> = script

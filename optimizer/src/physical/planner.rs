@@ -28,6 +28,7 @@ use super::interval_bounds::interval_bounds;
 use super::node::calc;
 use super::node::deduplicate::Deduplicate;
 use super::node::group_aggregate::GroupAggregate;
+use super::node::group_window_aggregate::GroupWindowAggregate;
 use super::node::interval_join::IntervalJoin;
 use super::node::join::{Join, JoinHints};
 use super::node::rank::{Rank, RankSettings};
@@ -689,10 +690,63 @@ fn window_rank(
     )))
 }
 
+/// The emit strategy of a legacy group window, as Flink's
+/// `WindowEmitStrategy` reads it when the window is planned: the allowed
+/// lateness in ms (`table.exec.emit.allow-lateness`, else the idle state
+/// retention `table.exec.state.ttl`, as Flink falls back to it; 0 for
+/// SESSION, which Flink gives none) and whether late firings are on. Its
+/// checks (`checkValidation`) with Flink's messages, and what the lab
+/// cannot run: early firings and a positive late-fire delay both fire on
+/// processing-time timers.
+fn group_window_emit(config: &Config, window: &WindowSpec) -> Result<(i64, bool)> {
+    let session = matches!(window, WindowSpec::Session { .. });
+    let (early, late) = (
+        config.emit_early_fire_enabled(),
+        config.emit_late_fire_enabled(),
+    );
+    if session && (early || late) {
+        return Err(PlanError::unsupported(
+            "Session window doesn't support EMIT strategy currently.",
+        ));
+    }
+    if early {
+        return Err(PlanError::unsupported(format!(
+            "'{}' = 'true' is not supported: early firings fire on processing-time timers, \
+             which the lab's group windows do not run",
+            crate::config::EMIT_EARLY_FIRE_ENABLED
+        )));
+    }
+    let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    let lateness = if session {
+        0
+    } else {
+        match ms(config.emit_allow_lateness()) {
+            0 => ms(config.state_ttl()),
+            l => l,
+        }
+    };
+    if late && lateness <= 0 {
+        return Err(PlanError::unsupported(format!(
+            "The 'AFTER WATERMARK' emit strategy requires set 'minIdleStateRetentionTime' in \
+             table config. (Set '{}' to the lateness to allow.)",
+            crate::config::EMIT_ALLOW_LATENESS
+        )));
+    }
+    if late && ms(config.emit_late_fire_delay()) > 0 {
+        return Err(PlanError::unsupported(format!(
+            "'{}' > 0 is not supported: a late-fire delay fires on processing-time timers, \
+             which the lab's group windows do not run; 0 ms fires on every late element",
+            crate::config::EMIT_LATE_FIRE_DELAY
+        )));
+    }
+    Ok((lateness, late))
+}
+
 /// Flink 2.x refuses early and late firings on a window TVF aggregate
 /// (`WindowUtil.checkEmitConfiguration`, called by the window aggregate
-/// nodes): they belong to the legacy group windows, which the lab does not
-/// run. `table.exec.emit.allow-lateness` alone is ignored there, as in Flink.
+/// nodes): they belong to the legacy group windows
+/// ([`group_window_emit`]). `table.exec.emit.allow-lateness` alone is
+/// ignored there, as in Flink.
 fn check_emit_configuration(config: &Config) -> Result<()> {
     if config.emit_early_fire_enabled() || config.emit_late_fire_enabled() {
         return Err(PlanError::unsupported(format!(
@@ -727,7 +781,10 @@ fn agg_spec(a: &AggCall) -> AggSpec {
 /// Flink plans it: a `WindowAggregate` over a Calc of the TVF's input
 /// (group keys, arguments, filters, then the time column), and a Calc
 /// putting its output in the query's order. `None` when the aggregate
-/// does not group by a window.
+/// does not group by a window. Over a legacy group window (the binder's
+/// TVF marked `group_window`) it is a `GroupWindowAggregate` with its emit
+/// strategy instead, whose output ends with Flink's four window
+/// properties.
 fn window_aggregate(
     input: &LogicalPlan,
     group_by: &[usize],
@@ -755,6 +812,7 @@ fn window_aggregate(
         time_col,
         window,
         partition_by,
+        group_window,
         ..
     } = below
     else {
@@ -776,7 +834,12 @@ fn window_aggregate(
         e.columns(&mut cols);
         cols.iter().any(|&c| c >= n)
     };
-    check_emit_configuration(config)?;
+    let emit = if *group_window {
+        Some(group_window_emit(config, window)?)
+    } else {
+        check_emit_configuration(config)?;
+        None
+    };
     if predicates.iter().any(reads_window) {
         return Err(PlanError::unsupported(
             "a filter on window_start, window_end or window_time below a window aggregate is not supported",
@@ -838,6 +901,20 @@ fn window_aggregate(
             })?;
         partition_keys.push(new_pos[*g]);
     }
+    // A call reading a window key (`COUNT(window_end)`) has no column in
+    // the Calc below: the window is the operator's.
+    if let Some(a) = aggs.iter().find(|a| {
+        a.arg
+            .into_iter()
+            .chain(a.filter)
+            .any(|c| window_keys.contains(&c))
+    }) {
+        return Err(PlanError::unsupported(format!(
+            "window aggregate: the call '{}' reads the window's start or end; \
+             aggregate calls over window columns are not supported",
+            a.name
+        )));
+    }
     let specs: Vec<AggSpec> = aggs
         .iter()
         .map(|a| AggSpec {
@@ -860,27 +937,58 @@ fn window_aggregate(
         data_type: DataType::Timestamp,
         nullable: false,
     };
-    fields.push(window_field("window_start"));
-    fields.push(window_field("window_end"));
     let k = keys.len();
     let parallelism = if k == 0 { 1 } else { config.parallelism() };
-    let node = PhysicalNode::new(
-        WindowAggregate {
-            group_by: keys,
-            aggs: specs,
-            agg_names: aggs.iter().map(|a| a.name.clone()).collect(),
-            window: *window,
-            time_col: time,
-            global: false,
-            partition_keys,
-            per_window: !config.window_slicing()
-                && matches!(window, WindowSpec::Hop { .. } | WindowSpec::Cumulate { .. }),
-        },
-        vec![child],
-        Schema { fields },
-        None,
-        parallelism,
-    );
+    let node = if let Some((allow_lateness, late_fire)) = emit {
+        // Flink's window properties, in its order.
+        fields.push(window_field("w$start"));
+        fields.push(window_field("w$end"));
+        fields.push(Field {
+            data_type: data.schema().fields[*time_col].data_type,
+            ..window_field("w$rowtime")
+        });
+        fields.push(Field {
+            data_type: DataType::TimestampLtz,
+            nullable: true,
+            ..window_field("w$proctime")
+        });
+        PhysicalNode::new(
+            GroupWindowAggregate {
+                group_by: keys,
+                aggs: specs,
+                agg_names: aggs.iter().map(|a| a.name.clone()).collect(),
+                window: *window,
+                time_col: time,
+                allow_lateness,
+                late_fire,
+            },
+            vec![child],
+            Schema { fields },
+            // Flink's upsert key: the group key and the window's start.
+            Some((0..k).chain([k + aggs.len()]).collect()),
+            parallelism,
+        )
+    } else {
+        fields.push(window_field("window_start"));
+        fields.push(window_field("window_end"));
+        PhysicalNode::new(
+            WindowAggregate {
+                group_by: keys,
+                aggs: specs,
+                agg_names: aggs.iter().map(|a| a.name.clone()).collect(),
+                window: *window,
+                time_col: time,
+                global: false,
+                partition_keys,
+                per_window: !config.window_slicing()
+                    && matches!(window, WindowSpec::Hop { .. } | WindowSpec::Cumulate { .. }),
+            },
+            vec![child],
+            Schema { fields },
+            None,
+            parallelism,
+        )
+    };
     // The query's order: group columns (window_start and window_end where
     // it groups them), then the calls.
     let na = aggs.len();

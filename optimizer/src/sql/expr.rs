@@ -45,6 +45,28 @@ fn ty_name(t: Option<DataType>) -> &'static str {
 pub(crate) struct Scope {
     pub fields: Vec<Field>,
     pub relations: Vec<String>,
+    /// The legacy group window of an aggregate query (`GROUP BY
+    /// TUMBLE(ts, size)`), which its auxiliary functions read.
+    pub group_window: Option<GroupWindowRef>,
+}
+
+/// A legacy group window as its auxiliary functions (`TUMBLE_START`,
+/// `TUMBLE_END`, `TUMBLE_ROWTIME`, HOP_* and SESSION_* alike) see it: they
+/// must repeat the window's arguments, and read the window's columns that
+/// the binder put after the FROM clause's (`w$start`, `w$end`,
+/// `w$rowtime`), grouped by the first two.
+#[derive(Clone, Debug)]
+pub(crate) struct GroupWindowRef {
+    /// `TUMBLE`, `HOP` or `SESSION`.
+    pub name: &'static str,
+    /// The time attribute's column.
+    pub time_col: usize,
+    /// The interval arguments, in milliseconds, in order.
+    pub sizes: Vec<i64>,
+    /// The column of `w$start` (`w$end` and `w$rowtime` follow it).
+    pub start_col: usize,
+    /// The window as written, for messages.
+    pub text: String,
 }
 
 impl Scope {
@@ -1165,6 +1187,89 @@ impl<'a> Ctx<'a> {
             .collect()
     }
 
+    /// An auxiliary function of the group window (`TUMBLE_START(ts,
+    /// INTERVAL '5' SECOND)`, ...): `w$start`, `w$end` or `w$rowtime`
+    /// (`w$end` - 1 ms, of the time attribute's type) of the window, grouped
+    /// in aggregate mode. `None` when `name` is not one.
+    fn group_window_property(
+        &mut self,
+        e: &ast::Expr,
+        f: &ast::Function,
+        name: &str,
+    ) -> Result<Option<Typed>, PlanError> {
+        let Some((prefix, property)) = name.rsplit_once('_') else {
+            return Ok(None);
+        };
+        if !matches!(prefix, "TUMBLE" | "HOP" | "SESSION")
+            || !matches!(property, "START" | "END" | "ROWTIME" | "PROCTIME")
+        {
+            return Ok(None);
+        }
+        let Some(gw) = self.scope.group_window.clone() else {
+            return Err(validation_at(
+                format!(
+                    "{name} is an auxiliary function of a group window: it needs \
+                     GROUP BY {prefix}(...) in its query"
+                ),
+                e,
+            ));
+        };
+        let args = self.scalar_args(e, f, name)?;
+        let mut plain = Ctx::plain(self.scope, self.clause);
+        let mut bound = Vec::with_capacity(args.len());
+        for a in args {
+            bound.push(plain.bind(a)?);
+        }
+        let same = prefix == gw.name
+            && bound.len() == 1 + gw.sizes.len()
+            && bound[0].expr == Expr::Column(gw.time_col)
+            && bound[1..].iter().zip(&gw.sizes).all(|(b, &ms)| {
+                b.ty == Some(DataType::Interval) && b.expr == Expr::Literal(Value::Int(ms))
+            });
+        if !same {
+            return Err(validation_at(
+                format!(
+                    "{name}(...) must take the arguments of the query's group window {}",
+                    gw.text
+                ),
+                e,
+            ));
+        }
+        if property == "PROCTIME" {
+            return Err(unsupported_at(
+                format!("{name}: an event-time group window has no processing time (the lab runs event-time group windows only)"),
+                e,
+            ));
+        }
+        let k = match property {
+            "START" => 0,
+            "END" => 1,
+            _ => 2,
+        };
+        let ty = if k == 2 {
+            self.scope.fields[gw.start_col + 2].data_type
+        } else {
+            DataType::Timestamp
+        };
+        let expr = match self.agg.as_deref() {
+            Some(agg) => {
+                let c = Expr::Column(gw.start_col + k.min(1));
+                let i = agg
+                    .groups
+                    .iter()
+                    .position(|g| g.expr == c)
+                    .expect("the group window's columns are grouped");
+                if k == 2 {
+                    Expr::bin(BinOp::Sub, Expr::Column(i), Expr::Literal(Value::Int(1)))
+                } else {
+                    Expr::Column(i)
+                }
+            }
+            None => Expr::Column(gw.start_col + k),
+        };
+        Ok(Some(Typed::new(expr, ty, false)))
+    }
+
     fn function(&mut self, e: &ast::Expr, f: &ast::Function) -> Result<Typed, PlanError> {
         if f.over.is_some() {
             return Err(unsupported_at(
@@ -1185,6 +1290,9 @@ impl<'a> Ctx<'a> {
             ));
         }
         let name = f.name.to_string().to_uppercase();
+        if let Some(t) = self.group_window_property(e, f, &name)? {
+            return Ok(t);
+        }
         match name.as_str() {
             "MOD" => {
                 let args = self.scalar_args(e, f, "MOD")?;

@@ -22,6 +22,7 @@ mod catalog;
 mod ddl;
 mod explain;
 mod expr;
+mod group_window;
 mod hints;
 mod names;
 mod nesting;

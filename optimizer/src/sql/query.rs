@@ -271,9 +271,27 @@ impl<'a> QueryBinder<'a> {
             fields.extend(f);
         }
         hints::validate(&hints, &names).map_err(|e| at(e, select_span))?;
+        // A legacy group window (GROUP BY TUMBLE(ts, ...)) windows the
+        // FROM table; the WHERE applies above it.
+        let mut group_window = None;
+        if let ast::GroupByExpr::Expressions(v, _) = &s.group_by {
+            if let Some(i) = super::group_window::position(v)? {
+                if let Some((_, _, rel)) = comma_inputs.first() {
+                    return Err(unsupported(
+                        "a group window over several tables is not supported: the lab runs GROUP BY TUMBLE(...) over one table",
+                        *rel,
+                    ));
+                }
+                let (windowed, gw) =
+                    super::group_window::bind(&v[i], plan, &mut fields, self.catalog)?;
+                plan = windowed;
+                group_window = Some((i, gw));
+            }
+        }
         let scope = Scope {
             fields,
             relations: names,
+            group_window: group_window.as_ref().map(|(_, gw)| gw.clone()),
         };
 
         // A row number's bounds (rn = 1, rn <= N) are the Deduplicate or
@@ -347,7 +365,19 @@ impl<'a> QueryBinder<'a> {
         // Aggregate query: Project (groups, args, filters) -> Aggregate
         // -> [Filter (HAVING)] -> Project (select list).
         let mut agg = AggState::default();
-        for g in group_exprs {
+        for (i, g) in group_exprs.iter().enumerate() {
+            if let Some((_, gw)) = group_window.as_ref().filter(|(w, _)| *w == i) {
+                // The window groups by its start and end.
+                for c in [gw.start_col, gw.start_col + 1] {
+                    let t = Typed {
+                        expr: Expr::Column(c),
+                        ty: Some(DataType::Timestamp),
+                        nullable: false,
+                    };
+                    agg.add_group(t, &scope);
+                }
+                continue;
+            }
             if contains_agg(g) {
                 return Err(err_at(
                     PlanError::validation("Aggregate functions are not allowed in GROUP BY"),
@@ -937,6 +967,7 @@ impl<'a> QueryBinder<'a> {
         let scope = Scope {
             fields,
             relations: names.clone(),
+            group_window: None,
         };
         let cond = Ctx::plain(&scope, "ON").bind_predicate(on)?;
         let mut conjuncts = Vec::new();

@@ -219,6 +219,7 @@ pub(crate) fn add_computed(
     let scope = Scope {
         fields: physical.clone(),
         relations: vec![table.to_string()],
+        group_window: None,
     };
     let mut fields = Vec::with_capacity(physical.len() + computed.len());
     let mut exprs = Vec::with_capacity(physical.len() + computed.len());
@@ -356,6 +357,7 @@ pub(crate) fn bind_watermark(
     let scope = Scope {
         fields: fields.to_vec(),
         relations: vec![table.to_string()],
+        group_window: None,
     };
     let t = Ctx::plain(&scope, "WATERMARK").bind(&w.expr)?;
     if !t.ty.is_some_and(|t| t.is_timestamp()) {

@@ -298,6 +298,7 @@ pub(crate) fn bind(
         time_col,
         window,
         partition_by,
+        group_window: false,
         schema: Schema {
             fields: out.clone(),
         },

@@ -42,6 +42,7 @@ pub mod deduplicate;
 pub mod delta_join;
 pub mod expand;
 pub mod group_aggregate;
+pub mod group_window_aggregate;
 pub mod interval_join;
 pub mod join;
 pub mod local_group_aggregate;
@@ -282,6 +283,7 @@ node_kinds! {
     WindowRank(window_rank::WindowRank),
     IntervalJoin(interval_join::IntervalJoin),
     WindowJoin(window_join::WindowJoin),
+    GroupWindowAggregate(group_window_aggregate::GroupWindowAggregate),
 }
 
 impl NodeKind {
