@@ -23,7 +23,7 @@ use crate::changelog::{Change, RowKind};
 use crate::checkpoint::OperatorImage;
 use crate::operator::OpResult;
 use crate::state::{StateBackend, StateReport};
-use crate::value::{Row, Value};
+use crate::value::{push_copy, Row, Value};
 
 pub(crate) struct JoinCore {
     pub(crate) spec: JoinSpec,
@@ -108,6 +108,23 @@ impl JoinCore {
         }
     }
 
+    /// [`JoinCore::join_one`] of a record the caller gives up: an
+    /// accumulated row is moved into state instead of copied.
+    pub(crate) fn join_one_owned(
+        &mut self,
+        side: usize,
+        key: &[Value],
+        change: Change,
+        out: &mut Vec<Change>,
+    ) -> OpResult<()> {
+        if change.kind.is_retract() {
+            self.join(side, key, Some(&change), None, out)
+        } else {
+            let associations = self.emit(side, key, None, Some(&change), out)?;
+            self.sides[side].add_owned(key, change.row, associations)
+        }
+    }
+
     /// Joins, on input `side` under join key `key`, a retraction `old`, an
     /// accumulate `new`, or both as one update of the same state entry.
     pub(crate) fn join(
@@ -118,6 +135,25 @@ impl JoinCore {
         new: Option<&Change>,
         out: &mut Vec<Change>,
     ) -> OpResult<()> {
+        let associations = self.emit(side, key, old, new, out)?;
+        if let Some(new) = new {
+            self.sides[side].add(key, &new.row, associations)?;
+        }
+        Ok(())
+    }
+
+    /// [`JoinCore::join`] but for adding `new`'s row to its side's state:
+    /// emits the changes, retracts `old` and updates the other side's
+    /// associations, and returns the associations `new`'s row is to be
+    /// stored with (0 when there is no `new`).
+    fn emit(
+        &mut self,
+        side: usize,
+        key: &[Value],
+        old: Option<&Change>,
+        new: Option<&Change>,
+        out: &mut Vec<Change>,
+    ) -> OpResult<i64> {
         let input_is_left = side == 0;
         let outer = [
             self.spec.join_type.left_is_outer(),
@@ -253,12 +289,10 @@ impl JoinCore {
                     }
                 }
             }
-            let associations = if input_outer { new_total } else { 0 };
-            self.sides[side].add(key, &new.row, associations)?;
         }
         self.flags = flags;
         self.found = matches;
-        Ok(())
+        Ok(if input_outer { new_total } else { 0 })
     }
 }
 
@@ -270,8 +304,9 @@ fn joined(input_is_left: bool, row: &[Value], other: &[Value]) -> Row {
         (other, row)
     };
     let mut out = Vec::with_capacity(l.len() + r.len());
-    out.extend_from_slice(l);
-    out.extend_from_slice(r);
+    for v in l.iter().chain(r) {
+        push_copy(&mut out, v);
+    }
     out
 }
 
@@ -280,11 +315,15 @@ fn joined(input_is_left: bool, row: &[Value], other: &[Value]) -> Row {
 fn padded(row_is_left: bool, row: &[Value], other_arity: usize) -> Row {
     let mut out = Vec::with_capacity(row.len() + other_arity);
     if row_is_left {
-        out.extend_from_slice(row);
+        for v in row {
+            push_copy(&mut out, v);
+        }
         out.resize(row.len() + other_arity, Value::Null);
     } else {
         out.resize(other_arity, Value::Null);
-        out.extend_from_slice(row);
+        for v in row {
+            push_copy(&mut out, v);
+        }
     }
     out
 }
