@@ -23,7 +23,7 @@ use crate::changelog::{Change, RowKind};
 use crate::checkpoint::OperatorImage;
 use crate::operator::OpResult;
 use crate::state::{StateBackend, StateReport};
-use crate::value::{push_copy, Row, Value};
+use crate::value::{extend_copy, Row, Value};
 
 pub(crate) struct JoinCore {
     pub(crate) spec: JoinSpec,
@@ -304,9 +304,8 @@ fn joined(input_is_left: bool, row: &[Value], other: &[Value]) -> Row {
         (other, row)
     };
     let mut out = Vec::with_capacity(l.len() + r.len());
-    for v in l.iter().chain(r) {
-        push_copy(&mut out, v);
-    }
+    extend_copy(&mut out, l);
+    extend_copy(&mut out, r);
     out
 }
 
@@ -315,15 +314,11 @@ fn joined(input_is_left: bool, row: &[Value], other: &[Value]) -> Row {
 fn padded(row_is_left: bool, row: &[Value], other_arity: usize) -> Row {
     let mut out = Vec::with_capacity(row.len() + other_arity);
     if row_is_left {
-        for v in row {
-            push_copy(&mut out, v);
-        }
+        extend_copy(&mut out, row);
         out.resize(row.len() + other_arity, Value::Null);
     } else {
         out.resize(other_arity, Value::Null);
-        for v in row {
-            push_copy(&mut out, v);
-        }
+        extend_copy(&mut out, row);
     }
     out
 }

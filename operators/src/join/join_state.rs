@@ -18,7 +18,7 @@
 use crate::checkpoint::OperatorImage;
 use crate::operator::OpResult;
 use crate::state::{MapState, StateBackend, StateReport, ValueState};
-use crate::value::{push_copy, Row, Value};
+use crate::value::{extend_copy, Row, Value};
 
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum JoinStateLayout {
@@ -158,9 +158,7 @@ impl JoinSideState {
             }
             let s = &mut found[n];
             s.row.clear();
-            for v in row {
-                push_copy(&mut s.row, v);
-            }
+            extend_copy(&mut s.row, row);
             s.count = count;
             s.associations = associations;
             n += 1;
@@ -206,9 +204,7 @@ impl JoinSideState {
             JoinStateLayout::NoUniqueKey => self.add_counted(key, row, associations),
             _ => {
                 let mut v = Row::with_capacity(row.len() + self.outer as usize);
-                for x in row {
-                    push_copy(&mut v, x);
-                }
+                extend_copy(&mut v, row);
                 self.add_owned(key, v, associations)
             }
         }

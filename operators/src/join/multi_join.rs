@@ -129,7 +129,7 @@ use crate::changelog::{Change, ChangelogMode, RowKind};
 use crate::expr::Expr;
 use crate::operator::{OpError, OpResult, Operator};
 use crate::state::{StateBackend, StateReport};
-use crate::value::{push_copy, Row, Value};
+use crate::value::{extend_copy, Row, Value};
 
 /// What a [`MultiJoinOperator`] joins. Every vector has one entry per input.
 #[derive(Clone, Debug)]
@@ -363,12 +363,8 @@ impl MultiJoinOperator {
         let condition = spec.conditions[j].as_ref();
         for (i, &count) in counts.iter().enumerate() {
             p.clear();
-            for v in &prefixes[i * plen..(i + 1) * plen] {
-                push_copy(p, v);
-            }
-            for v in &row {
-                push_copy(p, v);
-            }
+            extend_copy(p, &prefixes[i * plen..(i + 1) * plen]);
+            extend_copy(p, &row);
             if let Some(cond) = condition {
                 if !cond.is_true(p) {
                     continue;
@@ -401,9 +397,7 @@ impl MultiJoinOperator {
                     )?;
                     p.truncate(plen);
                 }
-                for v in &row {
-                    push_copy(p, v);
-                }
+                extend_copy(p, &row);
             }
             let target = if accumulate {
                 &mut *accumulations
@@ -452,9 +446,7 @@ struct Prefixes<'a> {
 
 impl Sink for Prefixes<'_> {
     fn take(&mut self, row: &[Value], count: i64) {
-        for v in row {
-            push_copy(self.prefixes, v);
-        }
+        extend_copy(self.prefixes, row);
         self.counts.push(count);
     }
 }
@@ -469,9 +461,7 @@ impl Sink for Emit<'_> {
     fn take(&mut self, row: &[Value], count: i64) {
         for _ in 0..count {
             let mut out = Row::with_capacity(row.len());
-            for v in row {
-                push_copy(&mut out, v);
-            }
+            extend_copy(&mut out, row);
             self.target.push(Change::new(self.kind, out));
         }
     }
