@@ -93,23 +93,9 @@ impl JoinCore {
         self.sides[1].restore("right", image, owns)
     }
 
-    /// Joins one record of input `side` (0 left, 1 right) under join key `key`.
-    pub(crate) fn join_one(
-        &mut self,
-        side: usize,
-        key: &[Value],
-        change: &Change,
-        out: &mut Vec<Change>,
-    ) -> OpResult<()> {
-        if change.kind.is_retract() {
-            self.join(side, key, Some(change), None, out)
-        } else {
-            self.join(side, key, None, Some(change), out)
-        }
-    }
-
-    /// [`JoinCore::join_one`] of a record the caller gives up: an
-    /// accumulated row is moved into state instead of copied.
+    /// Joins one record of input `side` (0 left, 1 right) under join key
+    /// `key`. The record is the caller's no more: an accumulated row is
+    /// moved into state rather than copied.
     pub(crate) fn join_one_owned(
         &mut self,
         side: usize,

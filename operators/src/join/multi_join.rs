@@ -349,11 +349,15 @@ impl MultiJoinOperator {
             visited: &mut self.rows_visited,
             scratch: self.scratch.for_record(),
         };
-        // The prefixes, flat: each is `plen` values (inputs `0..j`).
+        // The prefixes (inputs `0..j`), each in a buffer kept from record
+        // to record, extended in place below.
         let plen = spec.offset(j);
-        prefixes.clear();
         counts.clear();
         if j == 0 {
+            if prefixes.is_empty() {
+                prefixes.push(Row::new());
+            }
+            prefixes[0].clear();
             counts.push(1);
         } else {
             p.clear();
@@ -361,9 +365,7 @@ impl MultiJoinOperator {
         }
 
         let condition = spec.conditions[j].as_ref();
-        for (i, &count) in counts.iter().enumerate() {
-            p.clear();
-            extend_copy(p, &prefixes[i * plen..(i + 1) * plen]);
+        for (p, &count) in prefixes.iter_mut().zip(counts.iter()) {
             extend_copy(p, &row);
             if let Some(cond) = condition {
                 if !cond.is_true(p) {
@@ -420,13 +422,13 @@ impl MultiJoinOperator {
 }
 
 /// A record's buffers, kept by the operator from record to record: its
-/// join key, the prefixes the walk found (flat, with their
-/// multiplicities), the partial result being extended, and its
-/// retractions and accumulations until they are emitted in that order.
+/// join key, the prefixes the walk found (with their multiplicities), the
+/// partial result the prefix walk extends, and the record's retractions
+/// and accumulations until they are emitted in that order.
 #[derive(Default)]
 struct RecordBuffers {
     key: Row,
-    prefixes: Vec<Value>,
+    prefixes: Vec<Row>,
     counts: Vec<i64>,
     p: Row,
     retractions: Vec<Change>,
@@ -438,15 +440,22 @@ trait Sink {
     fn take(&mut self, row: &[Value], count: i64);
 }
 
-/// Prefixes, appended flat to one buffer.
+/// Prefixes, each copied into the next of the buffers (the `n`-th prefix
+/// into buffer `n`, `n` being the number of counts so far).
 struct Prefixes<'a> {
-    prefixes: &'a mut Vec<Value>,
+    prefixes: &'a mut Vec<Row>,
     counts: &'a mut Vec<i64>,
 }
 
 impl Sink for Prefixes<'_> {
     fn take(&mut self, row: &[Value], count: i64) {
-        extend_copy(self.prefixes, row);
+        let n = self.counts.len();
+        if n == self.prefixes.len() {
+            self.prefixes.push(Row::with_capacity(row.len()));
+        }
+        let p = &mut self.prefixes[n];
+        p.clear();
+        extend_copy(p, row);
         self.counts.push(count);
     }
 }
