@@ -100,6 +100,16 @@ pub fn push_copy(out: &mut Vec<Value>, v: &Value) {
     }
 }
 
+/// Appends a copy of each value of `row` to `out`, as `extend_from_slice`
+/// does: room reserved once and no capacity check per value. The join
+/// operators copy rows with it (counted under valgrind on the
+/// `tenant_join` bench, a loop of [`push_copy`] calls, which are not
+/// inlined there, costs more instructions than the whole copy).
+#[inline]
+pub fn extend_copy(out: &mut Vec<Value>, row: &[Value]) {
+    out.extend_from_slice(row);
+}
+
 impl Value {
     pub fn str(s: &str) -> Value {
         Value::Str(Arc::from(s))

@@ -23,7 +23,7 @@ use crate::changelog::{Change, RowKind};
 use crate::checkpoint::OperatorImage;
 use crate::operator::OpResult;
 use crate::state::{StateBackend, StateReport};
-use crate::value::{Row, Value};
+use crate::value::{extend_copy, Row, Value};
 
 pub(crate) struct JoinCore {
     pub(crate) spec: JoinSpec,
@@ -93,18 +93,21 @@ impl JoinCore {
         self.sides[1].restore("right", image, owns)
     }
 
-    /// Joins one record of input `side` (0 left, 1 right) under join key `key`.
-    pub(crate) fn join_one(
+    /// Joins one record of input `side` (0 left, 1 right) under join key
+    /// `key`. The record is the caller's no more: an accumulated row is
+    /// moved into state rather than copied.
+    pub(crate) fn join_one_owned(
         &mut self,
         side: usize,
         key: &[Value],
-        change: &Change,
+        change: Change,
         out: &mut Vec<Change>,
     ) -> OpResult<()> {
         if change.kind.is_retract() {
-            self.join(side, key, Some(change), None, out)
+            self.join(side, key, Some(&change), None, out)
         } else {
-            self.join(side, key, None, Some(change), out)
+            let associations = self.emit(side, key, None, Some(&change), out)?;
+            self.sides[side].add_owned(key, change.row, associations)
         }
     }
 
@@ -118,6 +121,25 @@ impl JoinCore {
         new: Option<&Change>,
         out: &mut Vec<Change>,
     ) -> OpResult<()> {
+        let associations = self.emit(side, key, old, new, out)?;
+        if let Some(new) = new {
+            self.sides[side].add(key, &new.row, associations)?;
+        }
+        Ok(())
+    }
+
+    /// [`JoinCore::join`] but for adding `new`'s row to its side's state:
+    /// emits the changes, retracts `old` and updates the other side's
+    /// associations, and returns the associations `new`'s row is to be
+    /// stored with (0 when there is no `new`).
+    fn emit(
+        &mut self,
+        side: usize,
+        key: &[Value],
+        old: Option<&Change>,
+        new: Option<&Change>,
+        out: &mut Vec<Change>,
+    ) -> OpResult<i64> {
         let input_is_left = side == 0;
         let outer = [
             self.spec.join_type.left_is_outer(),
@@ -253,12 +275,10 @@ impl JoinCore {
                     }
                 }
             }
-            let associations = if input_outer { new_total } else { 0 };
-            self.sides[side].add(key, &new.row, associations)?;
         }
         self.flags = flags;
         self.found = matches;
-        Ok(())
+        Ok(if input_outer { new_total } else { 0 })
     }
 }
 
@@ -270,8 +290,8 @@ fn joined(input_is_left: bool, row: &[Value], other: &[Value]) -> Row {
         (other, row)
     };
     let mut out = Vec::with_capacity(l.len() + r.len());
-    out.extend_from_slice(l);
-    out.extend_from_slice(r);
+    extend_copy(&mut out, l);
+    extend_copy(&mut out, r);
     out
 }
 
@@ -280,11 +300,11 @@ fn joined(input_is_left: bool, row: &[Value], other: &[Value]) -> Row {
 fn padded(row_is_left: bool, row: &[Value], other_arity: usize) -> Row {
     let mut out = Vec::with_capacity(row.len() + other_arity);
     if row_is_left {
-        out.extend_from_slice(row);
+        extend_copy(&mut out, row);
         out.resize(row.len() + other_arity, Value::Null);
     } else {
         out.resize(other_arity, Value::Null);
-        out.extend_from_slice(row);
+        extend_copy(&mut out, row);
     }
     out
 }

@@ -18,7 +18,7 @@
 use crate::checkpoint::OperatorImage;
 use crate::operator::OpResult;
 use crate::state::{MapState, StateBackend, StateReport, ValueState};
-use crate::value::{Row, Value};
+use crate::value::{extend_copy, Row, Value};
 
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum JoinStateLayout {
@@ -158,7 +158,7 @@ impl JoinSideState {
             }
             let s = &mut found[n];
             s.row.clear();
-            s.row.extend_from_slice(row);
+            extend_copy(&mut s.row, row);
             s.count = count;
             s.associations = associations;
             n += 1;
@@ -200,29 +200,51 @@ impl JoinSideState {
 
     /// Adds one copy of `row` (with its associations, on an outer side).
     pub fn add(&mut self, key: &[Value], row: &[Value], associations: i64) -> OpResult<()> {
+        match &self.layout {
+            JoinStateLayout::NoUniqueKey => self.add_counted(key, row, associations),
+            _ => {
+                let mut v = Row::with_capacity(row.len() + self.outer as usize);
+                extend_copy(&mut v, row);
+                self.add_owned(key, v, associations)
+            }
+        }
+    }
+
+    /// [`JoinSideState::add`] of a row the caller gives up: a layout that
+    /// stores the row as a value (`JoinKeyContainsUniqueKey`,
+    /// `HasUniqueKey`) keeps it instead of a copy.
+    pub fn add_owned(&mut self, key: &[Value], mut row: Row, associations: i64) -> OpResult<()> {
+        if self.layout == JoinStateLayout::NoUniqueKey {
+            return self.add_counted(key, &row, associations);
+        }
+        if self.outer {
+            row.push(Value::Int(associations));
+        }
+        match (&mut self.store, &self.layout) {
+            (Store::Value(s), _) => s.put(key, row)?,
+            (Store::Map(s), JoinStateLayout::HasUniqueKey(uk)) => {
+                fill_unique_key(&mut self.ukey, uk, &row);
+                s.put(key, &self.ukey, row)?
+            }
+            (Store::Map(_), _) => unreachable!("NoUniqueKey is handled above"),
+        }
+        Ok(())
+    }
+
+    /// `NoUniqueKey`: one more copy of `row`, stored under the row itself.
+    fn add_counted(&mut self, key: &[Value], row: &[Value], associations: i64) -> OpResult<()> {
         let outer = self.outer;
-        let with_assoc = |row: &[Value]| {
-            let mut v = row.to_vec();
+        let Store::Map(s) = &mut self.store else {
+            unreachable!("a NoUniqueKey side keeps map state")
+        };
+        s.modify(key, row, |slot| {
+            let count = slot.as_ref().and_then(|v| v[0].as_int()).unwrap_or(0) + 1;
+            let mut v = vec![Value::Int(count)];
             if outer {
                 v.push(Value::Int(associations));
             }
-            v
-        };
-        match (&mut self.store, &self.layout) {
-            (Store::Value(s), _) => s.put(key, with_assoc(row))?,
-            (Store::Map(s), JoinStateLayout::HasUniqueKey(uk)) => {
-                fill_unique_key(&mut self.ukey, uk, row);
-                s.put(key, &self.ukey, with_assoc(row))?
-            }
-            (Store::Map(s), _) => s.modify(key, row, |slot| {
-                let count = slot.as_ref().and_then(|v| v[0].as_int()).unwrap_or(0) + 1;
-                let mut v = vec![Value::Int(count)];
-                if outer {
-                    v.push(Value::Int(associations));
-                }
-                *slot = Some(v);
-            })?,
-        }
+            *slot = Some(v);
+        })?;
         Ok(())
     }
 

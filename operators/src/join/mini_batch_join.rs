@@ -144,21 +144,19 @@ impl MiniBatchJoinOperator {
             let pairs = bundle.pairs_updates();
             for entry in bundle.drain() {
                 let key = &entry.join_key;
-                let records = &entry.records;
-                let mut i = 0;
-                while i < records.len() {
-                    let c = &records[i];
-                    let next = records.get(i + 1);
-                    match next {
-                        Some(n) if pairs && c.kind.is_retract() && n.kind.is_accumulate() => {
-                            self.update_pairs += 1;
-                            self.core.join(side, key, Some(c), Some(n), out)?;
-                            i += 2;
-                        }
-                        _ => {
-                            self.core.join_one(side, key, c, out)?;
-                            i += 1;
-                        }
+                // The bundle's records are the operator's: an accumulated
+                // row that is not half of a pair goes into state itself.
+                let mut records = entry.records.into_iter().peekable();
+                while let Some(c) = records.next() {
+                    let pair = pairs
+                        && c.kind.is_retract()
+                        && records.peek().is_some_and(|n| n.kind.is_accumulate());
+                    if pair {
+                        let n = records.next().expect("peeked");
+                        self.update_pairs += 1;
+                        self.core.join(side, key, Some(&c), Some(&n), out)?;
+                    } else {
+                        self.core.join_one_owned(side, key, c, out)?;
                     }
                 }
             }

@@ -129,7 +129,7 @@ use crate::changelog::{Change, ChangelogMode, RowKind};
 use crate::expr::Expr;
 use crate::operator::{OpError, OpResult, Operator};
 use crate::state::{StateBackend, StateReport};
-use crate::value::{Row, Value};
+use crate::value::{extend_copy, Row, Value};
 
 /// What a [`MultiJoinOperator`] joins. Every vector has one entry per input.
 #[derive(Clone, Debug)]
@@ -271,6 +271,7 @@ pub struct MultiJoinOperator {
     sides: Vec<JoinSideState>,
     rows_visited: u64,
     scratch: WalkScratch,
+    buffers: RecordBuffers,
 }
 
 impl MultiJoinOperator {
@@ -300,6 +301,7 @@ impl MultiJoinOperator {
             sides,
             rows_visited: 0,
             scratch,
+            buffers: RecordBuffers::default(),
         })
     }
 
@@ -310,7 +312,7 @@ impl MultiJoinOperator {
     fn process_one(&mut self, j: usize, change: Change, out: &mut Vec<Change>) -> OpResult<()> {
         let spec = &self.spec;
         let n = spec.inputs();
-        let row = change.row;
+        let Change { kind, row } = change;
         if row.len() != spec.arities[j] {
             return Err(OpError::Spec(format!(
                 "MultiJoin input {j}: row has {} columns, expected {}",
@@ -318,97 +320,158 @@ impl MultiJoinOperator {
                 spec.arities[j]
             )));
         }
-        let key: Row = spec.keys[j].iter().map(|&c| row[c].clone()).collect();
+        let RecordBuffers {
+            key,
+            prefixes,
+            counts,
+            p,
+            retractions,
+            accumulations,
+        } = &mut self.buffers;
+        key.clear();
+        key.extend(spec.keys[j].iter().map(|&c| row[c].clone()));
         if key.iter().any(Value::is_null) {
             // Matches nothing: only an input-0 row shows, padded, and only
             // when every join is LEFT.
             if j == 0 && (1..n).all(|i| spec.is_left(i)) {
                 let mut padded = row;
                 padded.resize(spec.output_arity(), Value::Null);
-                out.push(Change::new(change.kind, padded));
+                out.push(Change::new(kind, padded));
             }
             return Ok(());
         }
 
-        let accumulate = change.kind.is_accumulate();
+        let accumulate = kind.is_accumulate();
         let mut walk = Walk {
             spec,
             sides: &mut self.sides,
-            key: &key,
+            key,
             visited: &mut self.rows_visited,
             scratch: self.scratch.for_record(),
         };
-        let mut prefixes = Vec::new();
+        // The prefixes (inputs `0..j`), each in a buffer kept from record
+        // to record, extended in place below.
+        let plen = spec.offset(j);
+        counts.clear();
         if j == 0 {
-            prefixes.push((Row::new(), 1));
+            if prefixes.is_empty() {
+                prefixes.push(Row::new());
+            }
+            prefixes[0].clear();
+            counts.push(1);
         } else {
-            let mut buf = Row::with_capacity(spec.output_arity());
-            walk.extend(0, j, &mut buf, 1, &mut prefixes)?;
+            p.clear();
+            walk.extend(0, j, p, 1, &mut Prefixes { prefixes, counts })?;
         }
 
         let condition = spec.conditions[j].as_ref();
-        let mut retractions = Vec::new();
-        let mut accumulations = Vec::new();
-        let mut found = Vec::new();
-        for (mut p, count) in prefixes {
-            let plen = p.len();
-            p.extend_from_slice(&row);
+        for (p, &count) in prefixes.iter_mut().zip(counts.iter()) {
+            extend_copy(p, &row);
             if let Some(cond) = condition {
-                if !cond.is_true(&p) {
+                if !cond.is_true(p) {
                     continue;
                 }
             }
             if spec.is_left(j) {
                 p.truncate(plen);
-                let m = walk.match_count(j, &mut p)?;
+                let m = walk.match_count(j, p)?;
                 let pad = match (accumulate, m) {
                     (true, 0) => Some(RowKind::Delete),
                     (false, 1) => Some(RowKind::Insert),
                     _ => None,
                 };
-                if let Some(kind) = pad {
+                if let Some(pad_kind) = pad {
                     p.resize(plen + spec.arities[j], Value::Null);
-                    found.clear();
-                    walk.extend(j + 1, n, &mut p, count, &mut found)?;
-                    let target = if kind == RowKind::Delete {
-                        &mut retractions
+                    let target = if pad_kind == RowKind::Delete {
+                        &mut *retractions
                     } else {
-                        &mut accumulations
+                        &mut *accumulations
                     };
-                    push_changes(target, kind, &mut found);
+                    walk.extend(
+                        j + 1,
+                        n,
+                        p,
+                        count,
+                        &mut Emit {
+                            target,
+                            kind: pad_kind,
+                        },
+                    )?;
                     p.truncate(plen);
                 }
-                p.extend_from_slice(&row);
+                extend_copy(p, &row);
             }
-            found.clear();
-            walk.extend(j + 1, n, &mut p, count, &mut found)?;
             let target = if accumulate {
-                &mut accumulations
+                &mut *accumulations
             } else {
-                &mut retractions
+                &mut *retractions
             };
-            push_changes(target, change.kind, &mut found);
+            walk.extend(j + 1, n, p, count, &mut Emit { target, kind })?;
         }
 
         if accumulate {
-            self.sides[j].add(&key, &row, 0)?;
+            // The record's row itself goes into state.
+            self.sides[j].add_owned(key, row, 0)?;
         } else {
-            self.sides[j].retract(&key, &row)?;
+            self.sides[j].retract(key, &row)?;
         }
-        out.append(&mut retractions);
-        out.append(&mut accumulations);
+        out.append(retractions);
+        out.append(accumulations);
         Ok(())
     }
 }
 
-/// Appends each found row, as often as its multiplicity, with `kind`.
-fn push_changes(target: &mut Vec<Change>, kind: RowKind, found: &mut Vec<(Row, i64)>) {
-    for (row, count) in found.drain(..) {
-        for _ in 1..count {
-            target.push(Change::new(kind, row.clone()));
+/// A record's buffers, kept by the operator from record to record: its
+/// join key, the prefixes the walk found (with their multiplicities), the
+/// partial result the prefix walk extends, and the record's retractions
+/// and accumulations until they are emitted in that order.
+#[derive(Default)]
+struct RecordBuffers {
+    key: Row,
+    prefixes: Vec<Row>,
+    counts: Vec<i64>,
+    p: Row,
+    retractions: Vec<Change>,
+    accumulations: Vec<Change>,
+}
+
+/// Where a walk puts each complete row it reaches, with its multiplicity.
+trait Sink {
+    fn take(&mut self, row: &[Value], count: i64);
+}
+
+/// Prefixes, each copied into the next of the buffers (the `n`-th prefix
+/// into buffer `n`, `n` being the number of counts so far).
+struct Prefixes<'a> {
+    prefixes: &'a mut Vec<Row>,
+    counts: &'a mut Vec<i64>,
+}
+
+impl Sink for Prefixes<'_> {
+    fn take(&mut self, row: &[Value], count: i64) {
+        let n = self.counts.len();
+        if n == self.prefixes.len() {
+            self.prefixes.push(Row::with_capacity(row.len()));
         }
-        if count > 0 {
-            target.push(Change::new(kind, row));
+        let p = &mut self.prefixes[n];
+        p.clear();
+        extend_copy(p, row);
+        self.counts.push(count);
+    }
+}
+
+/// Output rows: each row as often as its multiplicity, with `kind`.
+struct Emit<'a> {
+    target: &'a mut Vec<Change>,
+    kind: RowKind,
+}
+
+impl Sink for Emit<'_> {
+    fn take(&mut self, row: &[Value], count: i64) {
+        for _ in 0..count {
+            let mut out = Row::with_capacity(row.len());
+            extend_copy(&mut out, row);
+            self.target.push(Change::new(self.kind, out));
         }
     }
 }
@@ -456,16 +519,16 @@ impl Walk<'_> {
     /// Extends the partial result `buf` (inputs `0..depth`, present `count`
     /// times) through inputs `depth..to`, pushing each result with its
     /// multiplicity into `found`. `buf` is restored before returning.
-    fn extend(
+    fn extend<S: Sink>(
         &mut self,
         depth: usize,
         to: usize,
         buf: &mut Row,
         count: i64,
-        found: &mut Vec<(Row, i64)>,
+        found: &mut S,
     ) -> OpResult<()> {
         if depth == to {
-            found.push((buf.clone(), count));
+            found.take(buf, count);
             return Ok(());
         }
         let len = buf.len();

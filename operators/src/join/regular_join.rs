@@ -64,10 +64,12 @@ impl Operator for RegularJoinOperator {
         let keys = &self.keys[input];
         let mut key = std::mem::take(&mut self.key_buf);
         let mut result = Ok(());
-        for c in &batch {
+        for c in batch {
             key.clear();
             key.extend(keys.iter().map(|&i| c.row[i].clone()));
-            result = self.core.join_one(input, &key, c, out);
+            // The record's row goes into state (when accumulated) rather
+            // than a copy of it.
+            result = self.core.join_one_owned(input, &key, c, out);
             if result.is_err() {
                 break;
             }
