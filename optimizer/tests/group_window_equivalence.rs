@@ -10,9 +10,10 @@
 
 mod common;
 
+use common::events::{self, sorted};
 use common::{run_mem, MemSources};
 use operators::changelog::{Change, RowKind};
-use operators::value::{cmp_rows, Row, Value};
+use operators::value::{Row, Value};
 use optimizer::logical::Statement;
 use optimizer::oracle::{self, Arrival};
 use optimizer::session::RunOptions;
@@ -62,44 +63,8 @@ FROM ev
 GROUP BY k, SESSION(ts, INTERVAL '3' SECOND);
 ";
 
-/// Rows whose times drift forward about a second per row and jump back up
-/// to `back` ms now and then: out of order, some of them late.
 fn inputs() -> impl Strategy<Value = MemSources> {
-    (
-        prop::collection::vec(
-            (
-                0i64..4,
-                prop::option::weighted(0.9, 0i64..100),
-                0i64..1500,
-                any::<bool>(),
-            ),
-            0..60,
-        ),
-        0i64..15_000,
-    )
-        .prop_map(|(rows, back)| {
-            let mut t = 1_700_000_000_000i64;
-            let changes = rows
-                .into_iter()
-                .map(|(k, v, step, jump)| {
-                    t += step;
-                    let ts = if jump { t - back } else { t };
-                    Change::insert(vec![
-                        Value::Int(k),
-                        v.map_or(Value::Null, Value::Int),
-                        Value::Ts(ts),
-                    ])
-                })
-                .collect();
-            let mut s = MemSources::default();
-            s.0.insert("ev".into(), changes);
-            s
-        })
-}
-
-fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
-    rows.sort_by(|x, y| cmp_rows(x, y));
-    rows
+    events::out_of_order(0..100, false)
 }
 
 /// Runs `queries` with `overrides` and holds each INSERT to the oracle with

@@ -10,9 +10,10 @@
 
 mod common;
 
+use common::events::{self, sorted};
 use common::{run_mem, MemSources};
 use operators::changelog::{Change, RowKind};
-use operators::value::{cmp_rows, Row, Value};
+use operators::value::{Row, Value};
 use optimizer::logical::Statement;
 use optimizer::oracle::{self, Arrival};
 use optimizer::session::RunOptions;
@@ -83,47 +84,8 @@ SELECT * FROM (
 ) WHERE rn <= 3;
 ";
 
-/// Rows whose times drift forward about a second per row and jump back up
-/// to `lateness` ms now and then: out of order, some of them late. `id` is
-/// the row's position.
 fn inputs() -> impl Strategy<Value = MemSources> {
-    (
-        prop::collection::vec(
-            (
-                0i64..4,
-                prop::option::weighted(0.9, 0i64..20),
-                0i64..1500,
-                any::<bool>(),
-            ),
-            0..60,
-        ),
-        0i64..15_000,
-    )
-        .prop_map(|(rows, lateness)| {
-            let mut t = 1_700_000_000_000i64;
-            let changes = rows
-                .into_iter()
-                .enumerate()
-                .map(|(id, (k, v, step, back))| {
-                    t += step;
-                    let ts = if back { t - lateness } else { t };
-                    Change::insert(vec![
-                        Value::Int(k),
-                        v.map_or(Value::Null, Value::Int),
-                        Value::Int(id as i64),
-                        Value::Ts(ts),
-                    ])
-                })
-                .collect();
-            let mut s = MemSources::default();
-            s.0.insert("ev".into(), changes);
-            s
-        })
-}
-
-fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
-    rows.sort_by(|x, y| cmp_rows(x, y));
-    rows
+    events::out_of_order(0..20, true)
 }
 
 fn check(sources: &MemSources, overrides: &[(&str, String)]) -> Result<u64, TestCaseError> {
