@@ -277,6 +277,12 @@ fn cases() -> Vec<Case> {
         case("window_join.sql"),
         // Window Top-N over a window aggregate and over a window TVF.
         case("window_topn.sql"),
+        // The legacy group windows (GroupWindowAggregate): TUMBLE, HOP and
+        // SESSION firing once; and allowed lateness with late firings, the
+        // watermark after every row, so both engines update the fired
+        // windows with the same -U/+U and drop the same late row.
+        case("group_window_bids.sql"),
+        case("group_window_late_fire.sql"),
         // Nexmark on the events the lab generates (50,000; q7 150,000),
         // written to files Flink reads: projections and filters, the string
         // functions, joins, window aggregates (HOP, TUMBLE, SESSION), a
