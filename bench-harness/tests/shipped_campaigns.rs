@@ -18,6 +18,7 @@ const CHECKED: &[&str] = &[
     "filter-vs-case-when",
     "window-slicing",
     "topn-strategies",
+    "lateness",
 ];
 
 /// Specs with variants on Flink: `tests/flink_engine.rs` runs them on its
@@ -330,6 +331,56 @@ fn topn_retract_keeps_more_state_than_append_only() {
         };
         assert!(per_row(&hi) > per_row(&lo), "{sink}");
     }
+}
+
+#[test]
+fn lateness_takes_back_dropped_records_as_updates() {
+    let r = run_quick("lateness");
+    let (lo, hi) = (r.min_value("disorder"), r.max_value("disorder"));
+    let row = |d: &str, v: &str| r.one(&[("disorder", d), ("variant", v)]);
+    let variants = ["no-lateness", "lateness-2s", "lateness-10s"];
+    for v in variants {
+        // In order within the watermark's delay: nothing late, no updates.
+        assert_eq!(row(&lo, v).num("late_records_dropped"), 0.0, "{v}");
+        assert_eq!(row(&lo, v).num("changelog_update_after"), 0.0, "{v}");
+        // Every window is freed after the last watermark.
+        for d in [&lo, &hi] {
+            assert_eq!(row(d, v).num("state_entries"), 0.0, "{v} {d}");
+        }
+    }
+    let dropped = |v: &str| row(&hi, v).num("late_records_dropped");
+    let updates = |v: &str| row(&hi, v).num("changelog_update_after");
+    let peak = |v: &str| row(&hi, v).num("peak_state_entries");
+    // Past the watermark's delay records are dropped; a lateness takes
+    // some back, a longer one more, each as an update of a fired window.
+    assert!(
+        dropped("no-lateness") > dropped("lateness-2s")
+            && dropped("lateness-2s") >= dropped("lateness-10s"),
+        "dropped {} {} {}",
+        dropped("no-lateness"),
+        dropped("lateness-2s"),
+        dropped("lateness-10s")
+    );
+    assert_eq!(updates("no-lateness"), 0.0);
+    assert!(updates("lateness-2s") > 0.0 && updates("lateness-10s") >= updates("lateness-2s"));
+    assert_eq!(
+        row(&hi, "lateness-2s").num("changelog_update_before"),
+        updates("lateness-2s")
+    );
+    // Every record the variant without lateness drops, a lateness either
+    // drops too or takes back: it fires its window again (a +U; COUNT
+    // always changes) or, when the window had no record before, fires it
+    // for the first time (a +I more than without lateness).
+    let inserts = |v: &str| row(&hi, v).num("changelog_insert");
+    for v in ["lateness-2s", "lateness-10s"] {
+        assert_eq!(
+            dropped(v) + updates(v) + (inserts(v) - inserts("no-lateness")),
+            dropped("no-lateness"),
+            "{v}"
+        );
+    }
+    // Windows kept after they fire: more entries at once.
+    assert!(peak("lateness-10s") > peak("no-lateness"));
 }
 
 #[test]

@@ -128,6 +128,7 @@ const PARAMS: &[(&str, &str)] = &[
     ("events", "3000"),
     ("n", "3"),
     ("partitions", "4"),
+    ("disorder", "2000"),
 ];
 
 /// Generator options cut small, with their largest value.

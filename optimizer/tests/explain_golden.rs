@@ -28,6 +28,7 @@ const PARAMS: &[(&str, &str)] = &[
     ("events", "50000"),
     ("partitions", "100"),
     ("n", "10"),
+    ("disorder", "2000"),
 ];
 
 /// `(script, variant, settings)`.

@@ -308,6 +308,31 @@ pub static METRICS: &[Metric] = &[
             (requests > 0).then(|| hits as f64 / requests as f64)
         },
     ),
+    // Records the window operators dropped as late (their
+    // `numLateRecordsDropped`, Flink's metric of the same name); empty for
+    // a job without a window operator.
+    m(
+        "late_records_dropped",
+        "late records dropped",
+        "records",
+        |s| {
+            s.report
+                .stages
+                .iter()
+                .any(|st| {
+                    st.counters
+                        .iter()
+                        .any(|(n, _)| n == "numLateRecordsDropped")
+                })
+                .then(|| {
+                    s.report
+                        .stages
+                        .iter()
+                        .map(|st| st.counter("numLateRecordsDropped"))
+                        .sum::<u64>() as f64
+                })
+        },
+    ),
     m("peak_rss_kb", "peak RSS", "KiB", |s| {
         s.peak_rss_kb.map(|k| k as f64)
     }),
