@@ -19,6 +19,8 @@ const CHECKED: &[&str] = &[
     "window-slicing",
     "topn-strategies",
     "lateness",
+    "window-strategies",
+    "interval-vs-regular-join",
 ];
 
 /// Specs with variants on Flink: `tests/flink_engine.rs` runs them on its
@@ -381,6 +383,87 @@ fn lateness_takes_back_dropped_records_as_updates() {
     }
     // Windows kept after they fire: more entries at once.
     assert!(peak("lateness-10s") > peak("no-lateness"));
+}
+
+#[test]
+fn window_strategies_trade_writes_shuffle_and_reads() {
+    let r = run_quick("window-strategies");
+    let (lo, hi) = (r.min_value("windows"), r.max_value("windows"));
+    let row = |w: &str, v: &str| r.one(&[("windows", w), ("variant", v)]);
+    let variants = [
+        "one-phase",
+        "two-phase",
+        "one-phase-unsliced",
+        "two-phase-unsliced",
+    ];
+    for w in [&lo, &hi] {
+        for v in variants {
+            // The same rows; every window freed at the end.
+            assert_eq!(
+                row(w, v).num("changelog_insert"),
+                row(w, "one-phase").num("changelog_insert"),
+                "windows {w}, {v}"
+            );
+            assert_eq!(row(w, v).num("state_entries"), 0.0, "windows {w}, {v}");
+        }
+        // Two phases ship partials, not records.
+        for (one, two) in [
+            ("one-phase", "two-phase"),
+            ("one-phase-unsliced", "two-phase-unsliced"),
+        ] {
+            assert!(
+                row(w, two).num("records_shuffled") < row(w, one).num("records_shuffled"),
+                "windows {w}: {two} vs {one}"
+            );
+        }
+    }
+    let writes = |w: &str, v: &str| row(w, v).num("state_writes");
+    let reads = |w: &str, v: &str| row(w, v).num("state_reads");
+    for (sliced, unsliced) in [
+        ("one-phase", "one-phase-unsliced"),
+        ("two-phase", "two-phase-unsliced"),
+    ] {
+        // A tumbling window: one window per slice, the two states alike.
+        assert_eq!(writes(&lo, sliced), writes(&lo, unsliced), "{sliced}");
+        // Slices take a record once whatever the overlap; windows once
+        // each, and a firing reads its slices.
+        assert_eq!(writes(&hi, sliced), writes(&lo, sliced), "{sliced}");
+        assert!(writes(&hi, unsliced) > 2.0 * writes(&hi, sliced), "{unsliced}");
+        assert!(reads(&hi, sliced) > reads(&lo, sliced), "{sliced}");
+    }
+}
+
+#[test]
+fn interval_join_state_is_bounded_regular_join_state_is_not() {
+    let r = run_quick("interval-vs-regular-join");
+    let (lo, hi) = (r.min_value("rows"), r.max_value("rows"));
+    let row = |n: &str, v: &str, sink: &str| r.one(&[("rows", n), ("variant", v), ("sink", sink)]);
+    for n in [&lo, &hi] {
+        let rows: f64 = n.parse().unwrap();
+        for v in ["no-ttl", "ttl-5s"] {
+            // The same pairs from both joins; the interval join's state is
+            // gone after the last watermark.
+            assert_eq!(
+                row(n, v, "interval_joined").num("changelog_insert"),
+                row(n, v, "regular_joined").num("changelog_insert"),
+                "rows {n}, {v}"
+            );
+            assert_eq!(row(n, v, "interval_joined").num("state_entries"), 0.0);
+        }
+        // Without a TTL the regular join keeps every row of both tables.
+        assert_eq!(
+            row(n, "no-ttl", "regular_joined").num("state_entries"),
+            2.0 * rows,
+            "rows {n}"
+        );
+    }
+    // The interval join holds the rows of its interval and the
+    // watermark's delay, not the input; a TTL bounds the regular join.
+    let rows_hi: f64 = hi.parse().unwrap();
+    assert!(row(&hi, "no-ttl", "interval_joined").num("peak_state_entries") < rows_hi);
+    let ttl = |n: &str| row(n, "ttl-5s", "regular_joined").num("state_entries");
+    assert!(ttl(&hi) < rows_hi / 2.0, "{}", ttl(&hi));
+    assert!(ttl(&hi) <= 1.5 * ttl(&lo), "{} vs {}", ttl(&hi), ttl(&lo));
 }
 
 #[test]

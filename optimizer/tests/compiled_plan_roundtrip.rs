@@ -129,6 +129,7 @@ const PARAMS: &[(&str, &str)] = &[
     ("n", "3"),
     ("partitions", "4"),
     ("disorder", "2000"),
+    ("windows", "10"),
 ];
 
 /// Generator options cut small, with their largest value.

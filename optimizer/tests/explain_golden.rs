@@ -29,6 +29,7 @@ const PARAMS: &[(&str, &str)] = &[
     ("partitions", "100"),
     ("n", "10"),
     ("disorder", "2000"),
+    ("windows", "10"),
 ];
 
 /// `(script, variant, settings)`.
