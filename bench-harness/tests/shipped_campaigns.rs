@@ -428,7 +428,10 @@ fn window_strategies_trade_writes_shuffle_and_reads() {
         // Slices take a record once whatever the overlap; windows once
         // each, and a firing reads its slices.
         assert_eq!(writes(&hi, sliced), writes(&lo, sliced), "{sliced}");
-        assert!(writes(&hi, unsliced) > 2.0 * writes(&hi, sliced), "{unsliced}");
+        assert!(
+            writes(&hi, unsliced) > 2.0 * writes(&hi, sliced),
+            "{unsliced}"
+        );
         assert!(reads(&hi, sliced) > reads(&lo, sliced), "{sliced}");
     }
 }
