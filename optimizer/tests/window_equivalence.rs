@@ -166,24 +166,7 @@ fn check(sources: &MemSources, overrides: &[(&str, String)]) -> Result<u64, Test
             insert.sink,
             overrides
         );
-        for stage in &outcome.report.stages {
-            for s in &stage.states {
-                prop_assert_eq!(
-                    s.metrics.entries,
-                    0,
-                    "{}: state {} of {} not empty after the final watermark",
-                    insert.sink,
-                    s.name,
-                    stage.name
-                );
-            }
-            dropped += stage
-                .counters
-                .iter()
-                .filter(|(n, _)| n == "numLateRecordsDropped")
-                .map(|(_, v)| v)
-                .sum::<u64>();
-        }
+        dropped += events::drained_and_dropped(&insert.sink, outcome, |_| true)?;
     }
     Ok(dropped)
 }

@@ -3,6 +3,7 @@
 use super::MemSources;
 use operators::changelog::Change;
 use operators::value::{cmp_rows, Row, Value};
+use optimizer::session::InsertOutcome;
 use proptest::prelude::*;
 use std::ops::Range;
 
@@ -49,4 +50,31 @@ pub fn out_of_order(values: Range<i64>, with_id: bool) -> impl Strategy<Value = 
 pub fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
     rows.sort_by(|x, y| cmp_rows(x, y));
     rows
+}
+
+/// Holds every state of `outcome`'s job to 0 entries after the final
+/// watermark, and returns the records dropped as late by the stages
+/// `counted` picks by name.
+pub fn drained_and_dropped(
+    sink: &str,
+    outcome: &InsertOutcome,
+    counted: impl Fn(&str) -> bool,
+) -> Result<u64, TestCaseError> {
+    let mut dropped = 0;
+    for stage in &outcome.report.stages {
+        for s in &stage.states {
+            prop_assert_eq!(
+                s.metrics.entries,
+                0,
+                "{}: state {} of {} not empty after the final watermark",
+                sink,
+                s.name,
+                stage.name
+            );
+        }
+        if counted(&stage.name) {
+            dropped += stage.counter("numLateRecordsDropped");
+        }
+    }
+    Ok(dropped)
 }
