@@ -135,12 +135,20 @@ pub fn render(o: &InsertOutcome) -> String {
     );
     let k = &r.checkpoints;
     if k.taken > 0 {
+        let last = if k.incremental {
+            format!(
+                "last {} (incremental, {} in all its files)",
+                bytes(k.last_bytes as i64),
+                bytes(k.last_full_bytes as i64)
+            )
+        } else {
+            format!("last {}", bytes(k.last_bytes as i64))
+        };
         let _ = writeln!(
             s,
-            "  checkpoints       {} taken, {} in all, last {}, {} taking them",
+            "  checkpoints       {} taken, {} written in all, {last}, {} taking them",
             k.taken,
             bytes(k.bytes as i64),
-            bytes(k.last_bytes as i64),
             ms(k.time)
         );
     }

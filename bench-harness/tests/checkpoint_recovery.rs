@@ -4,8 +4,8 @@
 //! its first checkpoint). Its `--changelog` and `--result` files and its
 //! filesystem sink's file must equal, byte for byte, those of a run never
 //! killed: no change lost, none written twice. Aggregates (one at a time,
-//! mini-batch, local-global) and joins, on both backends, at parallelism
-//! 1 and 2. And a missing, cut-short or corrupt checkpoint is refused with
+//! mini-batch, local-global) and joins, on both backends (RocksDB with
+//! full and incremental checkpoints), at parallelism 1 and 2. And a missing, cut-short or corrupt checkpoint is refused with
 //! exit code 2, overwriting nothing.
 
 use std::path::{Path, PathBuf};
@@ -92,10 +92,13 @@ fn cases() -> Vec<Case> {
             ),
         },
         Case {
-            name: "aggregate, rocksdb",
+            name: "aggregate, rocksdb, incremental",
             script: AGG,
             rows: 60_000,
-            sets: vec!["state.backend.type=rocksdb"],
+            sets: vec![
+                "state.backend.type=rocksdb",
+                "execution.checkpointing.incremental=true",
+            ],
         },
         Case {
             name: "join, heap, x2",
@@ -104,10 +107,16 @@ fn cases() -> Vec<Case> {
             sets: vec!["state.backend.type=hashmap", "parallelism.default=2"],
         },
         Case {
-            name: "mini-batch join, rocksdb",
+            name: "mini-batch join, rocksdb, incremental",
             script: JOIN,
             rows: 20_000,
-            sets: with(&MINI_BATCH, &["state.backend.type=rocksdb"]),
+            sets: with(
+                &MINI_BATCH,
+                &[
+                    "state.backend.type=rocksdb",
+                    "execution.checkpointing.incremental=true",
+                ],
+            ),
         },
     ]
 }

@@ -21,6 +21,7 @@ const CHECKED: &[&str] = &[
     "lateness",
     "window-strategies",
     "interval-vs-regular-join",
+    "checkpoint-cost",
 ];
 
 /// Specs with variants on Flink: `tests/flink_engine.rs` runs them on its
@@ -467,6 +468,38 @@ fn interval_join_state_is_bounded_regular_join_state_is_not() {
     let ttl = |n: &str| row(n, "ttl-5s", "regular_joined").num("state_entries");
     assert!(ttl(&hi) < rows_hi / 2.0, "{}", ttl(&hi));
     assert!(ttl(&hi) <= 1.5 * ttl(&lo), "{} vs {}", ttl(&hi), ttl(&lo));
+}
+
+#[test]
+fn incremental_checkpoints_write_what_changed_full_ones_the_whole_state() {
+    let r = run_quick("checkpoint-cost");
+    let (lo, hi) = (r.min_value("active"), r.max_value("active"));
+    let row = |a: &str, v: &str| r.one(&[("active", a), ("variant", v)]);
+    for a in [&lo, &hi] {
+        // The canonical format is the same bytes from either backend.
+        assert_eq!(
+            row(a, "full-heap").num("checkpoint_bytes"),
+            row(a, "full-rocksdb").num("checkpoint_bytes"),
+            "{a}"
+        );
+        for v in ["full-heap", "full-rocksdb"] {
+            assert_eq!(
+                row(a, v).num("checkpoint_full_bytes"),
+                row(a, "full-rocksdb").num("checkpoint_full_bytes"),
+                "{v} {a}"
+            );
+        }
+    }
+    let written = |a: &str, v: &str| row(a, v).num("checkpoint_bytes");
+    // Few keys changed: an incremental checkpoint writes a fraction of a
+    // full one; more changed keys, more written.
+    assert!(
+        written(&lo, "incremental-rocksdb") * 3.0 < written(&lo, "full-rocksdb"),
+        "{} vs {}",
+        written(&lo, "incremental-rocksdb"),
+        written(&lo, "full-rocksdb")
+    );
+    assert!(written(&hi, "incremental-rocksdb") > written(&lo, "incremental-rocksdb"));
 }
 
 #[test]

@@ -51,6 +51,7 @@ pub const UID_FORMAT: &str = "table.exec.uid.format";
 pub const CHECKPOINTING_INTERVAL: &str = "execution.checkpointing.interval";
 pub const CHECKPOINTING_DIR: &str = "execution.checkpointing.dir";
 pub const CHECKPOINTING_NUM_RETAINED: &str = "execution.checkpointing.num-retained";
+pub const CHECKPOINTING_INCREMENTAL: &str = "execution.checkpointing.incremental";
 pub const SAVEPOINT_PATH: &str = "execution.savepoint.path";
 pub const SAVEPOINT_IGNORE_UNCLAIMED_STATE: &str = "execution.savepoint.ignore-unclaimed-state";
 pub const ROCKSDB_BLOCK_CACHE_SIZE: &str = "state.backend.rocksdb.block.cache-size";
@@ -358,6 +359,15 @@ static KEYS: &[KeyInfo] = &[
         ValueType::Integer { min: Some(1) },
         "1",
         "How many completed checkpoints are kept; older ones are deleted.",
+    ),
+    key(
+        CHECKPOINTING_INCREMENTAL,
+        ValueType::Boolean,
+        "false",
+        "On RocksDB, checkpoints keep RocksDB's own files and share the SST \
+         files unchanged since the previous checkpoint (in `shared/`), so a \
+         checkpoint writes only what changed; the heap backend takes full \
+         checkpoints, as Flink's does.",
     ),
     key(
         SAVEPOINT_PATH,
@@ -1079,6 +1089,11 @@ impl Config {
     /// `execution.savepoint.ignore-unclaimed-state`.
     pub fn savepoint_ignore_unclaimed_state(&self) -> bool {
         self.bool(SAVEPOINT_IGNORE_UNCLAIMED_STATE)
+    }
+
+    /// `execution.checkpointing.incremental`.
+    pub fn checkpointing_incremental(&self) -> bool {
+        self.bool(CHECKPOINTING_INCREMENTAL)
     }
 
     /// `execution.checkpointing.num-retained` (>= 1).

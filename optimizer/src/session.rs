@@ -649,6 +649,7 @@ fn checkpointing(config: &Config) -> Option<CheckpointConfig> {
     (!interval.is_zero()).then(|| CheckpointConfig {
         store: CheckpointStore::new(dir, config.checkpointing_num_retained()),
         every_rows: interval.as_millis().max(1) as u64,
+        incremental: config.checkpointing_incremental(),
     })
 }
 

@@ -4,7 +4,8 @@
 //! ends with its result, for aggregates (one at a time, mini-batch,
 //! local-global) and joins (regular, mini-batch), on both backends, at
 //! parallelism 1 and 4. The checkpoints themselves are the same bytes on
-//! every backend and parallelism (the format is canonical). A checkpoint
+//! every backend and parallelism (the format is canonical), incremental
+//! RocksDB checkpoints too once read back from their files. A checkpoint
 //! that is missing, cut short or corrupt is refused as bad input.
 
 use operators::checkpoint::{store, CheckpointStore};
@@ -66,8 +67,16 @@ fn strategies() -> Vec<Strategy> {
     ]
 }
 
+/// A backend as the test names it: `rocksdb-incremental` is RocksDB with
+/// `execution.checkpointing.incremental`.
 fn settings(extra: &[(&str, &str)], backend: &str, p: usize, dir: &Path) -> Vec<(String, String)> {
+    let incremental = backend == "rocksdb-incremental";
+    let backend = if incremental { "rocksdb" } else { backend };
     let mut s: Vec<(String, String)> = [
+        (
+            "execution.checkpointing.incremental",
+            incremental.to_string(),
+        ),
         ("state.backend.type", backend.to_string()),
         ("parallelism.default", p.to_string()),
         ("lab.clock", "deterministic".into()),
@@ -103,7 +112,7 @@ fn a_run_resumed_from_any_checkpoint_ends_as_the_uninterrupted_run() {
         // The state of checkpoint `id` of the first combination, which
         // every other combination must match byte for byte.
         let mut canonical: Vec<Vec<u8>> = Vec::new();
-        for backend in ["hashmap", "rocksdb"] {
+        for backend in ["hashmap", "rocksdb", "rocksdb-incremental"] {
             for p in [1, 4] {
                 let at = format!("{name} on {backend} x{p}");
                 let dir = tempfile::tempdir().unwrap();

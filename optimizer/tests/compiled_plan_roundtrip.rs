@@ -130,6 +130,7 @@ const PARAMS: &[(&str, &str)] = &[
     ("partitions", "4"),
     ("disorder", "2000"),
     ("windows", "10"),
+    ("active", "10"),
 ];
 
 /// Generator options cut small, with their largest value.

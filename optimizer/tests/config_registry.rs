@@ -83,6 +83,7 @@ fn entries_list_every_key_in_canonical_text() {
         ("execution.checkpointing.interval", "0 ms"),
         ("execution.checkpointing.dir", ""),
         ("execution.checkpointing.num-retained", "1"),
+        ("execution.checkpointing.incremental", "false"),
         ("execution.savepoint.path", ""),
         ("execution.savepoint.ignore-unclaimed-state", "false"),
         ("state.backend.type", "hashmap"),
@@ -125,7 +126,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 50);
+    assert_eq!(keys.len(), 51);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(

@@ -30,6 +30,7 @@ const PARAMS: &[(&str, &str)] = &[
     ("n", "10"),
     ("disorder", "2000"),
     ("windows", "10"),
+    ("active", "10"),
 ];
 
 /// `(script, variant, settings)`.

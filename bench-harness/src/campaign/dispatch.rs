@@ -105,6 +105,8 @@ impl Engines {
         let base_dir = template.path.parent().unwrap_or(Path::new(""));
         match engine {
             Engine::Lab => {
+                let mut overrides = overrides;
+                let scratch = checkpoint_scratch(&mut overrides)?;
                 machine::reset_peak_rss();
                 let outcomes = run_script(
                     &sql,
@@ -120,6 +122,7 @@ impl Engines {
                     })
                 })?;
                 let rss = machine::peak_rss_kb();
+                drop(scratch);
                 Ok(outcomes
                     .iter()
                     .map(|o| {
@@ -135,7 +138,7 @@ impl Engines {
                                 .iter()
                                 .map(|m| csv_value(m.value(&sample)))
                                 .collect(),
-                            config: o.config.clone(),
+                            config: shown_config(&o.config),
                         }
                     })
                     .collect())
@@ -179,6 +182,49 @@ impl Engines {
             }
         }
     }
+}
+
+/// A campaign variant that takes checkpoints (`execution.checkpointing.interval`)
+/// without a directory gets one of its own per run, removed after it, so
+/// runs neither share nor leave checkpoints behind.
+fn checkpoint_scratch(
+    overrides: &mut Vec<(String, String)>,
+) -> Result<Option<tempfile::TempDir>, RunFailure> {
+    use optimizer::config::CHECKPOINTING_DIR;
+    if !needs_checkpoint_dir(overrides) {
+        return Ok(None);
+    }
+    let tmp = std::env::temp_dir();
+    let dir =
+        operators::debris::owned_temp_dir(&tmp, "joinlab-campaign-checkpoints-").map_err(|e| {
+            RunFailure(CampaignError::execution(format!(
+                "cannot create a checkpoint directory under {}: {e}",
+                tmp.display()
+            )))
+        })?;
+    overrides.push((CHECKPOINTING_DIR.into(), dir.path().display().to_string()));
+    Ok(Some(dir))
+}
+
+/// Whether a lab run with `overrides` takes checkpoints without saying
+/// where ([`checkpoint_scratch`] gives it a directory).
+pub(super) fn needs_checkpoint_dir(overrides: &[(String, String)]) -> bool {
+    use optimizer::config::{CHECKPOINTING_DIR, CHECKPOINTING_INTERVAL};
+    let set = |k: &str| overrides.iter().any(|(n, _)| n == k);
+    set(CHECKPOINTING_INTERVAL) && !set(CHECKPOINTING_DIR)
+}
+
+/// A run's configuration as `results.csv` shows it: a per-run checkpoint
+/// directory ([`checkpoint_scratch`]) is not a setting anyone chose.
+fn shown_config(config: &optimizer::config::Config) -> optimizer::config::Config {
+    let mut c = config.clone();
+    let scratch = c
+        .get(optimizer::config::CHECKPOINTING_DIR)
+        .is_some_and(|d| d.contains("joinlab-campaign-checkpoints-"));
+    if scratch {
+        let _ = c.set(optimizer::config::CHECKPOINTING_DIR, "(per run)");
+    }
+    c
 }
 
 /// A failed run; [`RunFailure::within`] says which.

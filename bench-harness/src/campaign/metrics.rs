@@ -333,6 +333,31 @@ pub static METRICS: &[Metric] = &[
                 })
         },
     ),
+    // Checkpoints (`execution.checkpointing.*`): what each wrote, on
+    // average, what the last one holds with the files it shares with
+    // earlier ones, and the time each took; empty for a run that took none.
+    m(
+        "checkpoint_bytes",
+        "bytes written per checkpoint",
+        "bytes",
+        |s| {
+            let k = &s.report.checkpoints;
+            (k.taken > 0).then(|| k.bytes as f64 / k.taken as f64)
+        },
+    ),
+    m(
+        "checkpoint_full_bytes",
+        "last checkpoint, shared files included",
+        "bytes",
+        |s| {
+            let k = &s.report.checkpoints;
+            (k.taken > 0).then_some(k.last_full_bytes as f64)
+        },
+    ),
+    m("checkpoint_ms", "time per checkpoint", "ms", |s| {
+        let k = &s.report.checkpoints;
+        (k.taken > 0).then(|| k.time.as_secs_f64() * 1e3 / k.taken as f64)
+    }),
     m("peak_rss_kb", "peak RSS", "KiB", |s| {
         s.peak_rss_kb.map(|k| k as f64)
     }),

@@ -382,7 +382,12 @@ fn check_point(
         )));
     }
     for variant in &spec.variants {
-        explain_script(&sql, &spec.overrides(variant, point))
+        let mut overrides = spec.overrides(variant, point);
+        if super::dispatch::needs_checkpoint_dir(&overrides) {
+            let dir = optimizer::config::CHECKPOINTING_DIR;
+            overrides.push((dir.to_string(), "(per run)".to_string()));
+        }
+        explain_script(&sql, &overrides)
             .map_err(|e| blame(spec, template, point, Some(variant), e.to_string()))?;
     }
     spec.check_variant_sinks(&sinks)?;

@@ -2,12 +2,16 @@
 //! checksum) and a payload of little-endian integers, length-prefixed
 //! strings and rows in the state codec ([`crate::state::codec`]).
 
-use super::image::{OperatorImage, StateImage};
+use super::image::{NativeState, OperatorImage, StateImage};
+use super::native::NativeFile;
 use crate::state::codec::{decode_all, encode_into};
 use crate::value::Row;
 use std::collections::BTreeMap;
 
-const MAGIC: &[u8; 8] = b"JLCKPT\0\x02";
+/// The magic is `JLCKPT\0` and a version byte: 3 adds the RocksDB files
+/// of incremental checkpoints; version 2 files still read.
+const MAGIC: &[u8; 7] = b"JLCKPT\0";
+const VERSION: u8 = 3;
 const HEADER: usize = 8 + 8 + 8;
 
 /// What a sink keeps between checkpoints.
@@ -42,6 +46,9 @@ pub struct Checkpoint {
     pub operators: BTreeMap<String, OperatorImage>,
     /// Every sink's state, in sink order.
     pub sinks: Vec<SinkImage>,
+    /// An incremental checkpoint's RocksDB files, holding the states
+    /// recorded by reference ([`StateImage::native`]); empty otherwise.
+    pub files: Vec<NativeFile>,
 }
 
 /// A 64-bit FNV-1a checksum of the payload.
@@ -140,6 +147,14 @@ impl Checkpoint {
             for (name, s) in &op.states {
                 w.bytes(name.as_bytes());
                 w.u64(u64::from(s.map));
+                match &s.native {
+                    Some(n) => {
+                        w.u64(1);
+                        w.bytes(n.column_family.as_bytes());
+                        w.u64(n.ukey_arity as u64);
+                    }
+                    None => w.u64(0),
+                }
                 w.u64(s.entries.len() as u64);
                 for (k, u, v) in s.entries.values() {
                     w.row(k);
@@ -164,9 +179,16 @@ impl Checkpoint {
             }
             w.bytes(s.schema.as_bytes());
         }
+        w.u64(self.files.len() as u64);
+        for f in &self.files {
+            w.bytes(f.name.as_bytes());
+            w.bytes(f.stored.as_bytes());
+            w.u64(f.size);
+        }
         let payload = w.0;
         let mut out = Vec::with_capacity(HEADER + payload.len());
         out.extend_from_slice(MAGIC);
+        out.push(VERSION);
         out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
         out.extend_from_slice(&checksum(&payload).to_le_bytes());
         out.extend_from_slice(&payload);
@@ -176,9 +198,10 @@ impl Checkpoint {
     /// Reads a file's bytes back; the error says what is wrong (not a
     /// checkpoint, truncated, checksum mismatch, a field that does not read).
     pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
-        if bytes.len() < HEADER || &bytes[..8] != MAGIC {
+        if bytes.len() < HEADER || &bytes[..7] != MAGIC || !matches!(bytes[7], 2 | VERSION) {
             return Err("not a checkpoint file of this version (bad header)".into());
         }
+        let version = bytes[7];
         let len = u64::from_le_bytes(bytes[8..16].try_into().expect("eight bytes"));
         let sum = u64::from_le_bytes(bytes[16..24].try_into().expect("eight bytes"));
         let payload = &bytes[HEADER..];
@@ -217,6 +240,12 @@ impl Checkpoint {
                     map: r.u64()? != 0,
                     ..StateImage::default()
                 };
+                if version >= 3 && r.u64()? != 0 {
+                    s.native = Some(NativeState {
+                        column_family: r.string()?,
+                        ukey_arity: r.u64()? as usize,
+                    });
+                }
                 for _ in 0..r.count()? {
                     let (k, u, v) = (r.row()?, r.row()?, r.row()?);
                     let mut key = Vec::new();
@@ -241,6 +270,15 @@ impl Checkpoint {
             }
             s.schema = r.string()?;
             c.sinks.push(s);
+        }
+        if version >= 3 {
+            for _ in 0..r.count()? {
+                c.files.push(NativeFile {
+                    name: r.string()?,
+                    stored: r.string()?,
+                    size: r.u64()?,
+                });
+            }
         }
         if r.at != payload.len() {
             return Err(format!(

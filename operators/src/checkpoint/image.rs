@@ -16,10 +16,23 @@ pub struct StateImage {
     /// Whether the state is a map state.
     pub map: bool,
     pub entries: BTreeMap<Vec<u8>, (Row, Row, Row)>,
+    /// Set when an incremental checkpoint left the entries in RocksDB's
+    /// own files instead of copying them here; reading the checkpoint
+    /// fills `entries` from those files and clears it.
+    pub native: Option<NativeState>,
+}
+
+/// Where a state's entries are in the RocksDB files of an incremental
+/// checkpoint (see [`super::native`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NativeState {
+    pub column_family: String,
+    /// The width of a map state's user keys (0 for a value state).
+    pub ukey_arity: usize,
 }
 
 impl StateImage {
-    fn insert(&mut self, key: Row, ukey: Row, value: Row) {
+    pub(super) fn insert(&mut self, key: Row, ukey: Row, value: Row) {
         let mut k = Vec::new();
         encode_into(&key, &mut k);
         encode_into(&ukey, &mut k);
@@ -35,6 +48,10 @@ pub struct OperatorImage {
     /// savepoint restores into an operator of the same layout only.
     pub schema: String,
     pub states: BTreeMap<String, StateImage>,
+    /// Set by the executor for an incremental checkpoint on RocksDB: a
+    /// state held in RocksDB is recorded by its column family, not copied.
+    /// Not part of the file.
+    pub by_reference: bool,
 }
 
 fn no_ttl(name: &str) -> CheckpointError {
@@ -45,7 +62,9 @@ fn no_ttl(name: &str) -> CheckpointError {
 
 impl OperatorImage {
     pub fn is_empty(&self) -> bool {
-        self.states.values().all(|s| s.entries.is_empty())
+        self.states
+            .values()
+            .all(|s| s.entries.is_empty() && s.native.is_none())
     }
 
     /// Adds every entry of value state `name` (a subtask's share; on
@@ -56,6 +75,13 @@ impl OperatorImage {
             return Err(no_ttl(name));
         }
         let image = self.states.entry(name.to_string()).or_default();
+        if let (true, Some(cf)) = (self.by_reference, state.column_family()) {
+            image.native = Some(NativeState {
+                column_family: cf.to_string(),
+                ukey_arity: 0,
+            });
+            return Ok(());
+        }
         for (k, v) in state.all_entries()? {
             image.insert(k, Vec::new(), v);
         }
@@ -69,6 +95,13 @@ impl OperatorImage {
         }
         let image = self.states.entry(name.to_string()).or_default();
         image.map = true;
+        if let (true, Some((cf, ukey_arity))) = (self.by_reference, state.column_family()) {
+            image.native = Some(NativeState {
+                column_family: cf.to_string(),
+                ukey_arity,
+            });
+            return Ok(());
+        }
         for (k, u, v) in state.all_entries()? {
             image.insert(k, u, v);
         }

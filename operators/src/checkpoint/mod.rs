@@ -13,6 +13,10 @@
 //! - each sink's materialised result and counts, and how many bytes of each
 //!   output file were committed.
 //!
+//! On RocksDB, `execution.checkpointing.incremental` keeps RocksDB's own
+//! files instead of the entries, sharing unchanged SST files between
+//! checkpoints ([`native`]); reading one gives the same canonical image.
+//!
 //! Files are written under a temporary name and renamed when complete, so
 //! a partial checkpoint never looks complete; a checksum makes a truncated
 //! or corrupt one fail to load with an error that says so ([`store`]).
@@ -23,9 +27,10 @@
 pub mod error;
 pub mod format;
 pub mod image;
+pub mod native;
 pub mod store;
 
 pub use error::CheckpointError;
 pub use format::{Checkpoint, SinkImage};
-pub use image::{OperatorImage, StateImage};
+pub use image::{NativeState, OperatorImage, StateImage};
 pub use store::CheckpointStore;

@@ -3,10 +3,12 @@
 //! Flink lays them out. A checkpoint is written into `chk-<id>.inprogress`
 //! and renamed when its file is complete and synced, so a run killed while
 //! writing leaves nothing that looks complete; only the newest
-//! `num-retained` are kept.
+//! `num-retained` are kept, with the shared files of incremental
+//! checkpoints ([`super::native`]) that they list.
 
 pub use super::error::CheckpointError;
 use super::format::Checkpoint;
+use super::native;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -85,17 +87,33 @@ impl CheckpointStore {
     /// Writes `c` as checkpoint `c.id`, then drops the oldest beyond the
     /// number retained. Returns the file's size in bytes.
     pub fn write(&self, c: &Checkpoint) -> Result<u64, CheckpointError> {
+        let tmp = self.begin(c.id)?;
+        self.finish(&tmp, c)
+    }
+
+    /// Starts checkpoint `id`: an empty `chk-<id>.inprogress` directory
+    /// (an incremental checkpoint files RocksDB's files into it first).
+    pub fn begin(&self, id: u64) -> Result<PathBuf, CheckpointError> {
         std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
-        let done = self.dir.join(format!("{PREFIX}{}", c.id));
-        let tmp = self.dir.join(format!("{PREFIX}{}{IN_PROGRESS}", c.id));
+        let tmp = self.dir.join(format!("{PREFIX}{id}{IN_PROGRESS}"));
         if tmp.exists() {
             std::fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
         }
-        let bytes = write_metadata(&tmp, c)?;
+        std::fs::create_dir(&tmp).map_err(io(&tmp))?;
+        Ok(tmp)
+    }
+
+    /// Completes the checkpoint begun in `tmp`: writes `c`'s `_metadata`,
+    /// renames the directory into place, drops the oldest checkpoints
+    /// beyond the number retained and the shared files none of the rest
+    /// lists. Returns the `_metadata` file's size in bytes.
+    pub fn finish(&self, tmp: &Path, c: &Checkpoint) -> Result<u64, CheckpointError> {
+        let done = self.dir.join(format!("{PREFIX}{}", c.id));
+        let bytes = write_metadata(tmp, c)?;
         if done.exists() {
             std::fs::remove_dir_all(&done).map_err(io(&done))?;
         }
-        std::fs::rename(&tmp, &done).map_err(io(&done))?;
+        std::fs::rename(tmp, &done).map_err(io(&done))?;
         let ids = self.completed()?;
         if ids.len() > self.retained {
             for id in &ids[..ids.len() - self.retained] {
@@ -103,14 +121,45 @@ impl CheckpointStore {
                 std::fs::remove_dir_all(&old).map_err(io(&old))?;
             }
         }
+        self.drop_unlisted_shared_files()?;
         Ok(bytes)
+    }
+
+    /// Deletes the files in `shared/` that no completed checkpoint lists;
+    /// deletes nothing if one of them does not read.
+    fn drop_unlisted_shared_files(&self) -> Result<(), CheckpointError> {
+        let shared = self.dir.join(native::SHARED);
+        let Ok(entries) = std::fs::read_dir(&shared) else {
+            return Ok(());
+        };
+        let mut listed = std::collections::HashSet::new();
+        for id in self.completed()? {
+            let Ok(bytes) = std::fs::read(self.path_of(id)) else {
+                return Ok(());
+            };
+            let Ok(c) = Checkpoint::decode(&bytes) else {
+                return Ok(());
+            };
+            listed.extend(native::shared_names(&c).map(str::to_string));
+        }
+        for entry in entries {
+            let entry = entry.map_err(io(&shared))?;
+            let listed = entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| listed.contains(n));
+            if !listed {
+                let path = entry.path();
+                std::fs::remove_file(&path).map_err(io(&path))?;
+            }
+        }
+        Ok(())
     }
 }
 
-/// Creates directory `tmp` and writes `c`'s `_metadata` file into it,
-/// synced. Returns the file's size in bytes.
+/// Writes `c`'s `_metadata` file into directory `tmp`, synced. Returns
+/// the file's size in bytes.
 fn write_metadata(tmp: &Path, c: &Checkpoint) -> Result<u64, CheckpointError> {
-    std::fs::create_dir(tmp).map_err(io(tmp))?;
     let bytes = c.encode();
     let file = tmp.join(METADATA);
     let mut f = std::fs::File::create(&file).map_err(io(&file))?;
@@ -141,18 +190,22 @@ pub fn write_savepoint(
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
     }
+    std::fs::create_dir(&tmp).map_err(io(&tmp))?;
     let bytes = write_metadata(&tmp, c)?;
     std::fs::rename(&tmp, &done).map_err(io(&done))?;
     Ok((done, bytes))
 }
 
 /// Reads the checkpoint at `path`: a `_metadata` file, or a `chk-<id>`
-/// directory holding one. Never panics on a bad file.
+/// directory holding one; the states of an incremental checkpoint are read
+/// from its RocksDB files ([`native::materialize`]). Never panics on a bad
+/// file.
 pub fn read(path: &Path) -> Result<Checkpoint, CheckpointError> {
-    let file = if path.is_dir() {
-        path.join(METADATA)
+    let (file, chk_dir) = if path.is_dir() {
+        (path.join(METADATA), path.to_path_buf())
     } else {
-        path.to_path_buf()
+        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        (path.to_path_buf(), dir)
     };
     let bytes = match std::fs::read(&file) {
         Ok(b) => b,
@@ -161,8 +214,11 @@ pub fn read(path: &Path) -> Result<Checkpoint, CheckpointError> {
         }
         Err(e) => return Err(io(&file)(e)),
     };
-    Checkpoint::decode(&bytes).map_err(|reason| CheckpointError::Corrupt {
-        path: file.display().to_string(),
+    let shown = file.display().to_string();
+    let mut c = Checkpoint::decode(&bytes).map_err(|reason| CheckpointError::Corrupt {
+        path: shown.clone(),
         reason,
-    })
+    })?;
+    native::materialize(&mut c, &chk_dir, &shown)?;
+    Ok(c)
 }

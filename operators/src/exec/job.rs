@@ -351,6 +351,7 @@ impl JobBuilder {
             checkpointing: None,
             resume: None,
             checkpoint_counts: Default::default(),
+            shared_files: Default::default(),
             savepoint: None,
             savepoint_taken: None,
             non_restored: Vec::new(),
@@ -397,6 +398,8 @@ pub struct Job {
     /// positions and runtime, applied when the run starts.
     resume: Option<crate::checkpoint::Checkpoint>,
     checkpoint_counts: super::metrics::CheckpointCounts,
+    /// The SST files this run's incremental checkpoints have shared.
+    shared_files: crate::checkpoint::native::SharedFiles,
     /// The savepoint to take ([`Job::take_savepoint`]), until taken.
     savepoint: Option<SavepointConfig>,
     /// Where the savepoint went.

@@ -144,12 +144,19 @@ pub struct JobReport {
 }
 
 /// Checkpoints a run took, their total and last size, and the time spent
-/// taking them (closing bundles, copying state, writing the file).
+/// taking them (closing bundles, copying state, writing the files).
+/// Sizes are the bytes each checkpoint wrote (Flink's "checkpointed data
+/// size"); `last_full_bytes` is all the last one holds, files shared with
+/// earlier checkpoints included (Flink's "full checkpoint data size"):
+/// the two differ only for incremental checkpoints.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CheckpointCounts {
     pub taken: u64,
     pub bytes: u64,
     pub last_bytes: u64,
+    pub last_full_bytes: u64,
+    /// Whether the checkpoints were incremental (RocksDB's files).
+    pub incremental: bool,
     pub time: Duration,
 }
 

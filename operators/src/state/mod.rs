@@ -261,6 +261,16 @@ impl StateBackend {
         }
     }
 
+    /// RocksDB's own checkpoint of every state into the new directory
+    /// `dir` ([`rocksdb::RocksDbStore::create_checkpoint`]); `false`, and
+    /// nothing written, on the heap backend.
+    pub fn create_native_checkpoint(&self, dir: &Path) -> StateResult<bool> {
+        match &*self.inner {
+            Inner::Heap => Ok(false),
+            Inner::RocksDb(store) => store.create_checkpoint(dir).map(|()| true),
+        }
+    }
+
     /// RocksDB's own estimate of a column family's bytes (live SST data plus
     /// memtables); `None` on the heap backend.
     pub fn physical_bytes(&self, column_family: &str) -> Option<u64> {
@@ -486,6 +496,13 @@ impl ValueState {
     pub fn has_ttl(&self) -> bool {
         self.ttl.is_some()
     }
+    /// The RocksDB column family holding the state; `None` on the heap.
+    pub fn column_family(&self) -> Option<&str> {
+        match &self.imp {
+            ValueImpl::Heap(_) => None,
+            ValueImpl::Rocks(s) => Some(s.column_family()),
+        }
+    }
     /// Every key and row, for a checkpoint (not an access). On RocksDB,
     /// where an operator's subtasks share a column family, all of theirs.
     pub fn all_entries(&self) -> StateResult<Vec<(Row, Row)>> {
@@ -612,6 +629,14 @@ impl MapState {
     /// Whether the state expires entries (a TTL).
     pub fn has_ttl(&self) -> bool {
         self.ttl.is_some()
+    }
+    /// The RocksDB column family holding the state and the width of its
+    /// user keys; `None` on the heap.
+    pub fn column_family(&self) -> Option<(&str, usize)> {
+        match &self.imp {
+            MapImpl::Heap(_) => None,
+            MapImpl::Rocks(s) => Some(s.column_family()),
+        }
     }
     /// Every key, user key and row, for a checkpoint (not an access); see
     /// [`ValueState::all_entries`].

@@ -106,6 +106,16 @@ impl RocksDbStore {
         })
     }
 
+    /// RocksDB's own checkpoint of the whole database into the new
+    /// directory `dir`: memtables flushed, then every live SST file hard
+    /// linked (copied across file systems) beside a copy of the MANIFEST,
+    /// CURRENT and OPTIONS files. What an incremental checkpoint shares.
+    pub fn create_checkpoint(&self, dir: &Path) -> StateResult<()> {
+        rocksdb::checkpoint::Checkpoint::new(&self.db)
+            .and_then(|c| c.create_checkpoint(dir))
+            .map_err(|e| err("<checkpoint>", e))
+    }
+
     /// The options the database was opened with.
     pub fn options(&self) -> &RocksDbOptions {
         &self.options
@@ -313,6 +323,10 @@ impl RocksValueState {
         self.inner.metrics
     }
     /// Every key and row of the operator (all its subtasks).
+    /// The column family holding this state.
+    pub fn column_family(&self) -> &str {
+        &self.inner.cf
+    }
     pub fn all_entries(&self) -> StateResult<Vec<(Row, Row)>> {
         let corrupt = || StateError::Corrupt(self.inner.cf.clone());
         self.inner
@@ -469,18 +483,18 @@ impl RocksMapState {
         self.inner.metrics
     }
     /// Every key, user key and row of the operator (all its subtasks).
+    /// The column family holding this state, and the width of its user keys.
+    pub fn column_family(&self) -> (&str, usize) {
+        (&self.inner.cf, self.ukey_arity)
+    }
     pub fn all_entries(&self) -> StateResult<Vec<(Row, Row, Row)>> {
         let corrupt = || StateError::Corrupt(self.inner.cf.clone());
-        let mut out = Vec::new();
-        for (k, v) in self.inner.all()? {
-            let mut all = decode_all(&k).ok_or_else(corrupt)?;
-            let Some(split) = all.len().checked_sub(self.ukey_arity) else {
-                return Err(corrupt());
-            };
-            let ukey = all.split_off(split);
-            out.push((all, ukey, v));
-        }
-        Ok(out)
+        self.inner
+            .all()?
+            .into_iter()
+            .map(|(k, v)| split_map_key(&k, self.ukey_arity).map(|(k, u)| (k, u, v)))
+            .collect::<Option<_>>()
+            .ok_or_else(corrupt)
     }
     pub fn report(&self) -> StateReport {
         self.inner.report()
@@ -542,5 +556,55 @@ impl RocksMapState {
         drop(cf);
         h.metrics.reads += visited.max(1);
         Ok(())
+    }
+}
+
+/// A map state's encoded entry key back as its key and user key.
+fn split_map_key(bytes: &[u8], ukey_arity: usize) -> Option<(Row, Row)> {
+    let mut all = decode_all(bytes)?;
+    let split = all.len().checked_sub(ukey_arity)?;
+    let ukey = all.split_off(split);
+    Some((all, ukey))
+}
+
+/// A RocksDB checkpoint directory ([`RocksDbStore::create_checkpoint`]),
+/// opened read-only to take its entries back into the canonical form.
+pub struct CheckpointDb {
+    db: rocksdb::DB,
+}
+
+impl CheckpointDb {
+    /// Opens the database in `dir` with every column family it has.
+    pub fn open(dir: &Path) -> StateResult<CheckpointDb> {
+        let opts = Options::default();
+        let cfs = rocksdb::DB::list_cf(&opts, dir).map_err(|e| err("<checkpoint>", e))?;
+        let db = rocksdb::DB::open_cf_for_read_only(&opts, dir, cfs, false)
+            .map_err(|e| err("<checkpoint>", e))?;
+        Ok(CheckpointDb { db })
+    }
+
+    /// Every entry of column family `cf` as (key, user key, row); a value
+    /// state (`ukey_arity` `None`) has empty user keys.
+    pub fn entries(
+        &self,
+        cf: &str,
+        ukey_arity: Option<usize>,
+    ) -> StateResult<Vec<(Row, Row, Row)>> {
+        let corrupt = || StateError::Corrupt(cf.to_string());
+        let handle = self.db.cf_handle(cf).ok_or_else(corrupt)?;
+        let mut it = self.db.raw_iterator_cf(&handle);
+        it.seek_to_first();
+        let mut out = Vec::new();
+        while let (Some(k), Some(v)) = (it.key(), it.value()) {
+            let row = decode_all(v).ok_or_else(corrupt)?;
+            let (key, ukey) = match ukey_arity {
+                Some(n) => split_map_key(k, n).ok_or_else(corrupt)?,
+                None => (decode_all(k).ok_or_else(corrupt)?, Row::new()),
+            };
+            out.push((key, ukey, row));
+            it.next();
+        }
+        it.status().map_err(|e| err(cf, e))?;
+        Ok(out)
     }
 }

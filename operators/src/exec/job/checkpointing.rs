@@ -13,7 +13,7 @@
 //! run, so it lands exactly on the checkpoint's position).
 
 use super::{Feed, Job, SourceBatch, Target};
-use crate::checkpoint::{Checkpoint, CheckpointError, CheckpointStore, OperatorImage};
+use crate::checkpoint::{native, Checkpoint, CheckpointError, CheckpointStore, OperatorImage};
 use crate::exec::Exchange;
 use crate::expr::stable_hash;
 use crate::operator::{OpError, OpResult};
@@ -27,6 +27,10 @@ pub struct CheckpointConfig {
     /// A checkpoint at the first barrier after this many more input rows
     /// (`execution.checkpointing.interval` on the deterministic clock).
     pub every_rows: u64,
+    /// `execution.checkpointing.incremental`: on RocksDB, keep its own
+    /// files and share unchanged ones ([`crate::checkpoint::native`]);
+    /// the heap backend takes full checkpoints, as Flink's does.
+    pub incremental: bool,
 }
 
 /// Per source in [`Checkpoint::runtime`]: done, has emitted, watermark, at.
@@ -185,18 +189,38 @@ impl Job {
             return Ok(());
         };
         let t = Instant::now();
-        let c = self.snapshot(id, positions, input_rows, emitted, done)?;
-        let bytes = config.store.write(&c)?;
+        let incremental =
+            config.incremental && self.options.backend.kind() == crate::state::BackendKind::RocksDb;
+        let mut c = self.snapshot(id, positions, input_rows, emitted, done, incremental)?;
+        let (bytes, full) = if incremental {
+            let tmp = config.store.begin(id)?;
+            let staged = tmp.join("db");
+            self.options
+                .backend
+                .create_native_checkpoint(&staged)
+                .map_err(CheckpointError::State)?;
+            let shared = native::share(&staged, &tmp, &mut self.shared_files)?;
+            c.files = shared.files;
+            let meta = config.store.finish(&tmp, &c)?;
+            (meta + shared.new_bytes, meta + shared.all_bytes)
+        } else {
+            let bytes = config.store.write(&c)?;
+            (bytes, bytes)
+        };
         let k = &mut self.checkpoint_counts;
         k.taken += 1;
         k.bytes += bytes;
         k.last_bytes = bytes;
+        k.last_full_bytes = full;
+        k.incremental = incremental;
         k.time += t.elapsed();
         Ok(())
     }
 
     /// Closes every bundle and takes the job's state as checkpoint `id`:
-    /// what a checkpoint and a savepoint both write.
+    /// what a checkpoint and a savepoint both write. `by_reference`: states
+    /// held in RocksDB are recorded by their column family, for an
+    /// incremental checkpoint to add RocksDB's files.
     pub(super) fn snapshot(
         &mut self,
         id: u64,
@@ -204,6 +228,7 @@ impl Job {
         input_rows: u64,
         emitted: &[(Option<i64>, u64)],
         done: &[bool],
+        by_reference: bool,
     ) -> OpResult<Checkpoint> {
         self.flush_all()?;
         let mut c = Checkpoint {
@@ -224,6 +249,7 @@ impl Job {
         for st in &mut self.stages {
             let mut image = OperatorImage {
                 schema: st.schema.clone(),
+                by_reference,
                 ..OperatorImage::default()
             };
             for op in st.subtasks.iter_mut() {

@@ -71,7 +71,7 @@ impl Job {
             return Ok(());
         };
         let t = Instant::now();
-        let c = self.snapshot(id, positions, input_rows, emitted, done)?;
+        let c = self.snapshot(id, positions, input_rows, emitted, done, false)?;
         let (path, _bytes) = store::write_savepoint(&config.dir, input_rows, &c)?;
         self.checkpoint_counts.time += t.elapsed();
         self.savepoint_taken = Some(path);
