@@ -56,10 +56,21 @@ impl ChangeWriter for Counting {
 /// Runs the join with the idle timeout `timeout`: the outcome, and after
 /// each source batch (rows read so far), how many changes the sink had.
 fn run(timeout: &str) -> (InsertOutcome, Vec<(u64, u64)>) {
+    let dir = tables();
+    run_in(dir.path(), SQL, timeout)
+}
+
+/// A folder with the two tables' files.
+fn tables() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let busy: String = (0..12).map(|i| format!("{},1,b{i}\n", i * 1000)).collect();
     std::fs::write(dir.path().join("busy.csv"), busy).unwrap();
     std::fs::write(dir.path().join("quiet.csv"), "0,1,q0\n1000,1,q1\n").unwrap();
+    dir
+}
+
+/// Runs `sql` in `dir` as [`run`] does; the outcome of its last INSERT.
+fn run_in(dir: &std::path::Path, sql: &str, timeout: &str) -> (InsertOutcome, Vec<(u64, u64)>) {
     let overrides: Vec<(String, String)> = [
         ("lab.source.batch-size", "1"),
         ("lab.clock", "deterministic"),
@@ -79,11 +90,11 @@ fn run(timeout: &str) -> (InsertOutcome, Vec<(u64, u64)>) {
         ..RunOptions::keep_all()
     };
     let mut emitted = Vec::new();
-    let mut out = run_script(SQL, dir.path(), &overrides, options, &mut |_, rows| {
+    let mut out = run_script(sql, dir, &overrides, options, &mut |_, rows| {
         emitted.push((rows, count.load(Ordering::SeqCst)));
     })
     .unwrap();
-    (out.remove(0), emitted)
+    (out.pop().unwrap(), emitted)
 }
 
 fn rows(outcome: &InsertOutcome) -> Vec<String> {
@@ -150,6 +161,28 @@ fn with_the_timeout_the_quiet_table_goes_idle_and_windows_fire_on_the_way() {
         .collect();
     assert_eq!(changes, want);
     assert_eq!(late_dropped(&out), 0);
+}
+
+/// A compiled plan keeps the timeout (`settings.sourceIdleTimeout`), and
+/// runs with it whatever the session executing it says.
+#[test]
+fn a_compiled_plan_keeps_the_timeout() {
+    let dir = tables();
+    let (ddl, insert) = SQL.split_at(SQL.find("INSERT INTO").unwrap());
+    let compile = format!("{ddl}COMPILE PLAN 'p.json' FOR {insert}");
+    let plan = dir.path().join("p.json");
+    run_in(dir.path(), &format!("{compile}{insert}"), "3 ms");
+    let json = std::fs::read_to_string(&plan).unwrap();
+    assert!(json.contains("\"sourceIdleTimeout\": \"3 ms\""), "{json}");
+    let (out, emitted) = run_in(dir.path(), &format!("{ddl}EXECUTE PLAN 'p.json';"), "0 ms");
+    assert_eq!(rows(&out), expected_rows());
+    assert_eq!(emitted, run("3 ms").1);
+    assert_ne!(emitted, run("0 ms").1);
+    // Without the timeout the plan has no such setting.
+    std::fs::remove_file(&plan).unwrap();
+    run_in(dir.path(), &format!("{compile}{insert}"), "0 ms");
+    let json = std::fs::read_to_string(&plan).unwrap();
+    assert!(!json.contains("sourceIdleTimeout"), "{json}");
 }
 
 #[test]
