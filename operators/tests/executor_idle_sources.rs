@@ -97,6 +97,16 @@ impl Operator for Recorder {
 
 /// Runs sources `a` and `b` into one stage (inputs 0 and 1).
 fn run(a: Box<Scripted>, b: Box<Scripted>, idle_timeout_ms: u64) -> Seen {
+    run_beside(a, b, None, idle_timeout_ms)
+}
+
+/// [`run`], with `other` read in the same rounds into a sink of its own.
+fn run_beside(
+    a: Box<Scripted>,
+    b: Box<Scripted>,
+    other: Option<Box<Scripted>>,
+    idle_timeout_ms: u64,
+) -> Seen {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let mut job = JobBuilder::new();
     let sa = job.add_source(a);
@@ -113,6 +123,14 @@ fn run(a: Box<Scripted>, b: Box<Scripted>, idle_timeout_ms: u64) -> Seen {
     job.connect_source(sa, Target::Stage(stage, 0), Exchange::Forward);
     job.connect_source(sb, Target::Stage(stage, 1), Exchange::Forward);
     job.connect_stage(stage, Target::Sink(sink), Exchange::Forward);
+    if let Some(other) = other {
+        let so = job.add_source(other);
+        let own = job.add_sink(
+            "other",
+            SinkCollector::new(SinkEncoding::Retract, false, false, None),
+        );
+        job.connect_source(so, Target::Sink(own), Exchange::Forward);
+    }
     let mut job = job
         .build(JobOptions {
             batch_size: 1,
@@ -192,4 +210,28 @@ fn a_bounded_source_that_ends_sends_the_greatest_watermark() {
             "timeout {timeout}"
         );
     }
+}
+
+#[test]
+fn when_every_input_is_idle_the_stage_flushes_to_the_greatest() {
+    // a reads 20, b reads 10, then both fall silent while a third source
+    // goes on elsewhere. a goes idle first (the stage stays at b's 10),
+    // then b: every input is idle, and the stage moves to the greatest of
+    // their watermarks, a's 20, as Flink's valve flushes. Without the
+    // timeout the stage waits at 10 for the end.
+    let elsewhere = || Scripted::new(&[Some(1); 8], false);
+    let seen = run_beside(
+        Scripted::new(&[Some(20)], true),
+        Scripted::new(&[Some(10)], true),
+        Some(elsewhere()),
+        3,
+    );
+    assert_eq!(seen.watermarks, [10, 20, i64::MAX]);
+    let seen = run_beside(
+        Scripted::new(&[Some(20)], true),
+        Scripted::new(&[Some(10)], true),
+        Some(elsewhere()),
+        0,
+    );
+    assert_eq!(seen.watermarks, [10, i64::MAX]);
 }
