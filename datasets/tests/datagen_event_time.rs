@@ -33,6 +33,9 @@ fn times(pairs: &[(&str, &str)]) -> Vec<i64> {
         .collect()
 }
 
+/// A table's options as pairs.
+type Options<'a> = Vec<(&'a str, &'a str)>;
+
 fn error(pairs: &[(&str, &str)], ty: DataType) -> String {
     let names = ["ts".to_string()];
     DatagenSource::new(&options(pairs), &names, &[ty])
@@ -132,7 +135,7 @@ fn the_same_seed_gives_the_same_times() {
 fn bad_options_are_refused_naming_the_option() {
     let et = ("fields.ts.kind", "event-time");
     let rows = ("number-of-rows", "10");
-    let cases: Vec<(Vec<(&str, &str)>, DataType, &str)> = vec![
+    let cases: Vec<(Options, DataType, &str)> = vec![
         (
             vec![rows, et],
             DataType::Int,

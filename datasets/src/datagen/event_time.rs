@@ -131,7 +131,7 @@ impl EventTimeGen {
         self.row += 1;
         self.next = self.next.saturating_add(self.step);
         if let Some((every, gap)) = self.gap {
-            if self.row % every == 0 {
+            if self.row.is_multiple_of(every) {
                 self.next = self.next.saturating_add(gap);
             }
         }
