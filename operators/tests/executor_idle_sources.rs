@@ -5,6 +5,7 @@
 //! watermarks after every batch: each source's watermark is the greatest
 //! time it read.
 
+use operators::calc::CalcOperator;
 use operators::changelog::{Change, SinkEncoding};
 use operators::exec::job::JobOptions;
 use operators::exec::{ChangeSource, Exchange, JobBuilder, Target};
@@ -107,10 +108,27 @@ fn run_beside(
     other: Option<Box<Scripted>>,
     idle_timeout_ms: u64,
 ) -> Seen {
+    run_graph(a, b, other, false, idle_timeout_ms)
+}
+
+/// [`run_beside`]; with `b_through_calc`, `b` reaches the stage through a
+/// Calc stage of its own, which goes idle with it.
+fn run_graph(
+    a: Box<Scripted>,
+    b: Box<Scripted>,
+    other: Option<Box<Scripted>>,
+    b_through_calc: bool,
+    idle_timeout_ms: u64,
+) -> Seen {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let mut job = JobBuilder::new();
     let sa = job.add_source(a);
     let sb = job.add_source(b);
+    // Stages are added upstream first.
+    let calc = b_through_calc.then(|| {
+        let calc = CalcOperator::new(None, None);
+        job.add_stage("Calc", vec![Box::new(calc) as Box<dyn Operator>])
+    });
     let op = Recorder {
         watermark: i64::MIN,
         seen: seen.clone(),
@@ -121,7 +139,13 @@ fn run_beside(
         SinkCollector::new(SinkEncoding::Retract, false, false, None),
     );
     job.connect_source(sa, Target::Stage(stage, 0), Exchange::Forward);
-    job.connect_source(sb, Target::Stage(stage, 1), Exchange::Forward);
+    match calc {
+        Some(calc) => {
+            job.connect_source(sb, Target::Stage(calc, 0), Exchange::Forward);
+            job.connect_stage(calc, Target::Stage(stage, 1), Exchange::Forward);
+        }
+        None => job.connect_source(sb, Target::Stage(stage, 1), Exchange::Forward),
+    }
     job.connect_stage(stage, Target::Sink(sink), Exchange::Forward);
     if let Some(other) = other {
         let so = job.add_source(other);
@@ -171,6 +195,22 @@ fn with_the_timeout_a_silent_source_goes_idle_and_the_other_leads() {
     // stage takes a's 50 at once; then 60, 70, 80, and the end.
     assert_eq!(seen.watermarks, [5, 50, 60, 70, 80, i64::MAX]);
     assert!(seen.late.is_empty());
+}
+
+#[test]
+fn an_idle_source_makes_a_stage_it_alone_feeds_idle() {
+    // The quiet source reaches the stage through a Calc: the Calc goes
+    // idle with it and tells the stage, which then follows a alone.
+    for timeout in [0, 3] {
+        let quiet = Scripted::new(&[Some(5)], true);
+        let through_calc = run_graph(busy(), quiet, None, true, timeout);
+        let quiet = Scripted::new(&[Some(5)], true);
+        assert_eq!(
+            through_calc,
+            run(busy(), quiet, timeout),
+            "timeout {timeout}"
+        );
+    }
 }
 
 #[test]
