@@ -9,8 +9,14 @@
 //! | `number-of-rows` | rows to emit; required unless a column is a `sequence`, in which case it defaults to the shortest sequence's length (and may not exceed it) |
 //! | `seed` | global seed (default `0`); column `i` draws from the stream `(seed, i)`, so adding a column after the others leaves their values unchanged |
 //! | `rows-per-second` | accepted and ignored (the lab runs as fast as it can) |
-//! | `fields.<f>.kind` | `random` (default) or `sequence` |
+//! | `fields.<f>.kind` | `random` (default), `sequence` or `event-time` |
 //! | `fields.<f>.null-rate` | probability in `[0, 1]` that the value is NULL (default `0`); a NULL still consumes a sequence value |
+//!
+//! `kind = 'event-time'` (BIGINT): epoch milliseconds rising with the row
+//! number from `fields.<f>.start` by `fields.<f>.step`, a fraction
+//! `fields.<f>.out-of-order-rate` of rows moved back by up to
+//! `fields.<f>.max-out-of-orderness` ms, and a jump of `fields.<f>.gap` ms
+//! after every `fields.<f>.gap-every` rows (see `datagen/event_time.rs`).
 //!
 //! `kind = 'sequence'` (INT, BIGINT, DOUBLE, STRING): `fields.<f>.start` and
 //! `fields.<f>.end` (both required, integers, `start <= end`) give the values
@@ -54,11 +60,14 @@ use crate::error::{quote_list, DatasetError};
 use crate::rng::LabRng;
 use crate::zipf::Zipf;
 
+mod event_time;
+use event_time::EventTimeGen;
+
 /// Options that apply to the whole table.
 const TABLE_OPTIONS: [&str; 4] = ["connector", "number-of-rows", "rows-per-second", "seed"];
 
 /// Properties of `fields.<f>.<property>`.
-const FIELD_PROPERTIES: [&str; 9] = [
+const FIELD_PROPERTIES: [&str; 14] = [
     "kind",
     "min",
     "max",
@@ -68,6 +77,20 @@ const FIELD_PROPERTIES: [&str; 9] = [
     "null-rate",
     "start",
     "end",
+    "step",
+    "out-of-order-rate",
+    "max-out-of-orderness",
+    "gap-every",
+    "gap",
+];
+
+/// Properties only `kind = 'event-time'` takes.
+const EVENT_TIME_ONLY: [&str; 5] = [
+    "step",
+    "out-of-order-rate",
+    "max-out-of-orderness",
+    "gap-every",
+    "gap",
 ];
 
 /// Default length of random strings (Flink's default).
@@ -97,6 +120,8 @@ struct FieldGen {
 
 #[derive(Debug)]
 enum Gen {
+    /// Epoch milliseconds rising with the row, some out of order.
+    EventTime(EventTimeGen),
     /// `next, next + 1, ...` as the column's type.
     Sequence {
         next: i64,
@@ -159,12 +184,17 @@ impl FieldGen {
                 }
             };
         }
+        if let Gen::EventTime(g) = &mut self.gen {
+            // A NULL takes the row's time all the same.
+            let t = g.next(&mut self.rng);
+            return if null { Value::Null } else { Value::Int(t) };
+        }
         if null {
             return Value::Null;
         }
         let rng = &mut self.rng;
         match &self.gen {
-            Gen::Sequence { .. } => unreachable!("handled above"),
+            Gen::Sequence { .. } | Gen::EventTime(_) => unreachable!("handled above"),
             Gen::Int { dist, as_string } => {
                 let v = dist.sample(rng);
                 if *as_string {
@@ -437,12 +467,38 @@ impl FieldSpec<'_> {
         match self.get("kind").map(str::trim) {
             None | Some("random") => self.random().map(|g| (g, None)),
             Some("sequence") => self.sequence().map(|(g, n)| (g, Some(n))),
+            Some("event-time") => self.event_time().map(|g| (g, None)),
             Some(other) => Err(DatasetError::bad_option(
                 &self.key("kind"),
                 other,
-                "'random' or 'sequence'",
+                "'random', 'sequence' or 'event-time'",
             )),
         }
+    }
+
+    fn event_time(&self) -> Result<Gen, DatasetError> {
+        if self.ty != DataType::BigInt {
+            return Err(DatasetError::conflict(
+                &self.key("kind"),
+                format!(
+                    "kind 'event-time' applies to BIGINT columns (epoch milliseconds), not {}; \
+                     declare a computed column (ts AS TO_TIMESTAMP_LTZ(millis, 3)) for a timestamp",
+                    self.ty
+                ),
+            ));
+        }
+        self.reject(
+            &[
+                "min",
+                "max",
+                "length",
+                "distribution",
+                "zipf-exponent",
+                "end",
+            ],
+            "does not apply to kind 'event-time'",
+        )?;
+        EventTimeGen::new(self).map(Gen::EventTime)
     }
 
     fn sequence(&self) -> Result<(Gen, u64), DatasetError> {
@@ -463,6 +519,7 @@ impl FieldSpec<'_> {
             &["min", "max", "length", "distribution", "zipf-exponent"],
             "applies only to kind 'random'",
         )?;
+        self.reject(&EVENT_TIME_ONLY, "applies only to kind 'event-time'")?;
         let start = self.int("start")?.ok_or_else(|| {
             DatasetError::missing(
                 &self.key("start"),
@@ -493,7 +550,12 @@ impl FieldSpec<'_> {
     }
 
     fn random(&self) -> Result<Gen, DatasetError> {
-        self.reject(&["start", "end"], "applies only to kind 'sequence'")?;
+        self.reject(
+            &["start"],
+            "applies only to kinds 'sequence' and 'event-time'",
+        )?;
+        self.reject(&["end"], "applies only to kind 'sequence'")?;
+        self.reject(&EVENT_TIME_ONLY, "applies only to kind 'event-time'")?;
         let zipf_exponent = match self.get("distribution").map(str::trim) {
             None | Some("uniform") => {
                 self.reject(&["zipf-exponent"], "applies only with distribution 'zipf'")?;
@@ -919,7 +981,7 @@ mod tests {
                 int,
                 "option 'fields.k.max' = '1': expected a value >= 'fields.k.min' (5)",
             ),
-            (vec![("number-of-rows", "1"), ("fields.k.kind", "random!")], int, "option 'fields.k.kind' = 'random!': expected 'random' or 'sequence'"),
+            (vec![("number-of-rows", "1"), ("fields.k.kind", "random!")], int, "option 'fields.k.kind' = 'random!': expected 'random', 'sequence' or 'event-time'"),
             (
                 vec![("number-of-rows", "1"), ("fields.k.distribution", "normal")],
                 int,
@@ -940,7 +1002,7 @@ mod tests {
                 int,
                 "option 'fields.k.null-rate' = '1.5': expected a probability between 0.0 and 1.0",
             ),
-            (vec![("number-of-rows", "1"), ("fields.k.start", "1")], int, "option 'fields.k.start': applies only to kind 'sequence'"),
+            (vec![("number-of-rows", "1"), ("fields.k.start", "1")], int, "option 'fields.k.start': applies only to kinds 'sequence' and 'event-time'"),
             (vec![("number-of-rows", "1"), ("fields.k.length", "3")], int, "option 'fields.k.length': applies only to STRING columns"),
             (
                 vec![("fields.k.kind", "sequence"), ("fields.k.start", "1")],

@@ -9,7 +9,7 @@
 //!
 //! | connector | options |
 //! |---|---|
-//! | `filesystem` | `path` (required; relative paths resolve against the SQL script's folder), `format` (required: `csv`, or `changelog-csv` = csv whose first field is the row kind), `csv.ignore-first-line` (`true`/`false`, default `false`), `csv.field-delimiter` (one character, default `,`; `\t` means tab) |
+//! | `filesystem` | `path` (required; relative paths resolve against the SQL script's folder), `format` (required: `csv`, or `changelog-csv` = csv whose first field is the row kind), `csv.ignore-first-line` (`true`/`false`, default `false`), `csv.field-delimiter` (one character, default `,`; `\t` means tab), `source.monitor-interval` (a duration above zero: the source is unbounded, see `MonitoredFileSource`) |
 //! | `datagen` | see [`crate::datagen`] |
 //! | `uv`, `colors`, `tenant`, `orders`, `nexmark` | seeded workloads, see [`crate::workloads`] |
 //!
@@ -87,13 +87,33 @@ const SOURCE_CONNECTORS: [&str; 7] = [
 /// Sink connectors.
 const SINK_CONNECTORS: [&str; 3] = ["blackhole", "filesystem", "print"];
 
-const FILESYSTEM_SOURCE_OPTIONS: [&str; 5] = [
+const FILESYSTEM_SOURCE_OPTIONS: [&str; 6] = [
     "connector",
     "path",
     "format",
     "csv.ignore-first-line",
     "csv.field-delimiter",
+    "source.monitor-interval",
 ];
+
+/// A `filesystem` table with `source.monitor-interval`: Flink's continuous
+/// file source, which reads its file and then waits for new ones instead
+/// of ending. No file appears during a lab run, so once read it reads
+/// nothing more but stays open: unbounded, and silent, until the job ends
+/// (an idle source with `table.exec.source.idle-timeout`).
+struct MonitoredFileSource {
+    file: CsvSource,
+}
+
+impl ChangeSource for MonitoredFileSource {
+    fn next_batch(&mut self, max: usize, out: &mut Vec<Change>) -> OpResult<usize> {
+        Ok(self.file.next_batch(max, out)?)
+    }
+
+    fn is_unbounded(&self) -> bool {
+        true
+    }
+}
 
 /// Opens the source of table `table_name` from its `WITH` options.
 /// `base_dir` is the folder relative `path`s resolve against (the SQL
@@ -164,13 +184,67 @@ fn open_filesystem(
         changelog_column,
         delimiter,
     };
+    let monitored = match options.get("source.monitor-interval") {
+        None => false,
+        Some(v) => {
+            check_positive_duration("source.monitor-interval", v)?;
+            true
+        }
+    };
     let source = CsvSource::open(
         &resolve_path(base_dir, path),
         types.to_vec(),
         column_names.to_vec(),
         csv_options,
     )?;
+    if monitored {
+        return Ok(Box::new(MonitoredFileSource { file: source }));
+    }
     Ok(Box::new(source))
+}
+
+/// A duration above zero, as Flink writes them (`10 s`, `500ms`, `1 min`;
+/// a bare number is milliseconds). The lab needs only that it is one.
+fn check_positive_duration(key: &str, value: &str) -> Result<(), DatasetError> {
+    const UNITS: [&str; 21] = [
+        "",
+        "ms",
+        "milli",
+        "millis",
+        "millisecond",
+        "milliseconds",
+        "s",
+        "sec",
+        "secs",
+        "second",
+        "seconds",
+        "m",
+        "min",
+        "minute",
+        "minutes",
+        "h",
+        "hour",
+        "hours",
+        "d",
+        "day",
+        "days",
+    ];
+    let text = value.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let unit = unit.trim().to_ascii_lowercase();
+    let ok = number.parse::<u64>().is_ok_and(|n| n > 0) && UNITS.contains(&unit.as_str());
+    if ok {
+        Ok(())
+    } else {
+        Err(DatasetError::bad_option(
+            key,
+            value,
+            "a duration above zero (e.g. '10 s')",
+        ))
+    }
 }
 
 /// What an `INSERT INTO` target table writes to.

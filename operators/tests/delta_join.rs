@@ -717,6 +717,7 @@ fn executor_with_read_ahead_matches_the_batch_join() {
                 backend: StateBackend::heap(),
                 deterministic_clock: false,
                 watermark_interval_ms: 200,
+                source_idle_timeout_ms: 0,
             })
             .unwrap();
         let report = job.run(&mut |_| {}).unwrap();

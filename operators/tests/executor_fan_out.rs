@@ -77,6 +77,7 @@ fn a_source_feeding_two_sinks_is_read_once() {
                 backend: StateBackend::heap(),
                 deterministic_clock: false,
                 watermark_interval_ms: 200,
+                source_idle_timeout_ms: 0,
             })
             .unwrap();
         let report = job.run(&mut |_| {}).unwrap();
@@ -126,6 +127,7 @@ fn a_sink_nothing_feeds_is_an_error() {
         backend: StateBackend::heap(),
         deterministic_clock: false,
         watermark_interval_ms: 200,
+        source_idle_timeout_ms: 0,
     };
     let err = job.build(options).err().expect("refused");
     assert!(err.contains("sink 1 (b) is not fed"), "{err}");

@@ -94,6 +94,7 @@ fn run(read_ahead: bool, mini_batch: bool) -> (Vec<Row>, usize) {
         backend: backend.clone(),
         deterministic_clock: false,
         watermark_interval_ms: 200,
+        source_idle_timeout_ms: 0,
     };
     let mut job = {
         job.add_sink("sink", sink);

@@ -85,6 +85,7 @@ fn build(
         backend: StateBackend::heap(),
         deterministic_clock: false,
         watermark_interval_ms: 200,
+        source_idle_timeout_ms: 0,
     })
 }
 

@@ -76,6 +76,7 @@ fn a_late_bundle_is_dated_by_its_oldest_record() {
         backend: backend.clone(),
         deterministic_clock: false,
         watermark_interval_ms: 200,
+        source_idle_timeout_ms: 0,
     };
     let mut job = {
         job.add_sink("sink", sink);

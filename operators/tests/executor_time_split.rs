@@ -63,6 +63,7 @@ fn run(read_ahead: bool, slow_sink: bool) -> operators::exec::JobReport {
         backend,
         deterministic_clock: false,
         watermark_interval_ms: 200,
+        source_idle_timeout_ms: 0,
     };
     let sink = SinkCollector::new(SinkEncoding::Retract, false, false, None);
     let mut job = {

@@ -45,6 +45,7 @@ pub const ASYNC_STATE_ENABLED: &str = "table.exec.async-state.enabled";
 pub const SINK_UPSERT_MATERIALIZE: &str = "table.exec.sink.upsert-materialize";
 pub const PARALLELISM_DEFAULT: &str = "parallelism.default";
 pub const AUTO_WATERMARK_INTERVAL: &str = "pipeline.auto-watermark-interval";
+pub const SOURCE_IDLE_TIMEOUT: &str = "table.exec.source.idle-timeout";
 pub const STATE_BACKEND_TYPE: &str = "state.backend.type";
 pub const UID_GENERATION: &str = "table.exec.uid.generation";
 pub const UID_FORMAT: &str = "table.exec.uid.format";
@@ -319,6 +320,15 @@ static KEYS: &[KeyInfo] = &[
         "How often a source with a WATERMARK emits its watermark, on the lab's \
          clock (checked after each source batch; 0 ms: after every batch). With \
          lab.clock = deterministic the clock advances 1 ms per input row.",
+    ),
+    key(
+        SOURCE_IDLE_TIMEOUT,
+        ValueType::Duration,
+        "0 ms",
+        "A source with a WATERMARK that reads no rows for longer than this on \
+         the lab's clock is idle: its consumers' watermark no longer waits for \
+         it, until it reads rows again (0 ms: never idle). Only an unbounded \
+         source (filesystem with source.monitor-interval) can fall silent.",
     ),
     key(
         UID_GENERATION,
@@ -1046,6 +1056,11 @@ impl Config {
     /// `pipeline.auto-watermark-interval`
     pub fn auto_watermark_interval(&self) -> Duration {
         self.duration(AUTO_WATERMARK_INTERVAL)
+    }
+
+    /// `table.exec.source.idle-timeout` (zero: sources never go idle).
+    pub fn source_idle_timeout(&self) -> Duration {
+        self.duration(SOURCE_IDLE_TIMEOUT)
     }
 
     /// `table.exec.uid.generation`.

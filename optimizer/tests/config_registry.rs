@@ -78,6 +78,7 @@ fn entries_list_every_key_in_canonical_text() {
         ("table.exec.sink.upsert-materialize", "AUTO"),
         ("parallelism.default", "1"),
         ("pipeline.auto-watermark-interval", "200 ms"),
+        ("table.exec.source.idle-timeout", "0 ms"),
         ("table.exec.uid.generation", "PLAN_ONLY"),
         ("table.exec.uid.format", "<id>_<transformation>"),
         ("execution.checkpointing.interval", "0 ms"),

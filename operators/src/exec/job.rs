@@ -1,6 +1,7 @@
 //! Building and running a job (see the module doc of [`super`]).
 
 mod checkpointing;
+mod idleness;
 mod savepoint;
 
 pub use checkpointing::CheckpointConfig;
@@ -13,6 +14,7 @@ use crate::changelog::Change;
 use crate::operator::{Emission, InputOwnership, OpError, OpResult, Operator};
 use crate::sink::{ChangeWriter, RowWriter, SinkCollector};
 use crate::state::{StateBackend, StateReport};
+use idleness::SourceActivity;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
@@ -40,6 +42,22 @@ pub trait ChangeSource: Send {
     /// greatest its watermark expression gave so far), if it has one.
     fn watermark(&self) -> Option<i64> {
         None
+    }
+
+    /// Whether the source declares a watermark (it has none before its
+    /// first row): only such a source can go idle
+    /// ([`JobOptions::source_idle_timeout_ms`]).
+    fn has_watermark(&self) -> bool {
+        false
+    }
+
+    /// Whether the source is unbounded (Flink's continuous file source): a
+    /// call that reads nothing means nothing to read yet, not its end. The
+    /// job asks it again every round and never reads it ahead; a round in
+    /// which no source reads a row ends the job, and the sources still open
+    /// then end as a stop with drain ends them, with the greatest watermark.
+    fn is_unbounded(&self) -> bool {
+        false
     }
 }
 
@@ -151,9 +169,13 @@ struct Stage {
     held_since: Vec<Option<Instant>>,
     outputs: Outputs,
     shuffled: u64,
-    /// The watermark of each input, and the stage's own (their least).
+    /// The watermark of each input, and the stage's own (the least of its
+    /// active inputs', see `idleness.rs`).
     input_watermarks: Vec<i64>,
     watermark: i64,
+    /// Which inputs are idle, and whether the stage is (all of them are).
+    input_idle: Vec<bool>,
+    idle: bool,
     /// How its operators were built to emit ([`JobBuilder::set_emission`]).
     emission: Emission,
     /// Where the records its operators drop as late go ([`Job::keep_late`]).
@@ -218,6 +240,8 @@ impl JobBuilder {
             shuffled: 0,
             input_watermarks: Vec::new(),
             watermark: i64::MIN,
+            input_idle: Vec::new(),
+            idle: false,
             emission: Emission::Rows,
             late: None,
             peak_entries: 0,
@@ -329,9 +353,10 @@ impl JobBuilder {
             })
             .collect();
         for (s, i) in ports {
-            let w = &mut stages[s].input_watermarks;
-            if w.len() <= i {
-                w.resize(i + 1, i64::MIN);
+            let st = &mut stages[s];
+            if st.input_watermarks.len() <= i {
+                st.input_watermarks.resize(i + 1, i64::MIN);
+                st.input_idle.resize(i + 1, false);
             }
         }
         for (i, st) in stages.iter_mut().enumerate() {
@@ -375,6 +400,9 @@ pub struct JobOptions {
     /// A source emits its watermark when this much time passed on the
     /// clock since it last did (0: after every batch).
     pub watermark_interval_ms: u64,
+    /// A source with a watermark that read no rows for longer than this on
+    /// the clock is idle (`table.exec.source.idle-timeout`; 0: never).
+    pub source_idle_timeout_ms: u64,
 }
 
 pub struct Job {
@@ -539,12 +567,17 @@ impl Job {
         let mut sources = std::mem::take(&mut self.sources);
         let batch_size = self.options.batch_size.max(1);
         let outputs: Vec<Outputs> = sources.iter().map(|s| s.outputs.clone()).collect();
-        let readers = sources.iter().filter(|s| s.source.can_read_ahead()).count();
+        let reads_ahead = |s: &SourceSlot| s.source.can_read_ahead() && !s.source.is_unbounded();
+        let readers = sources.iter().filter(|s| reads_ahead(s)).count();
+        let mut activity: Vec<SourceActivity> = sources
+            .iter()
+            .map(|s| SourceActivity::new(s.source.as_ref()))
+            .collect();
         let result = std::thread::scope(|scope| {
             let mut feeds: Vec<Feed> = sources
                 .iter_mut()
                 .map(|slot| {
-                    if !slot.source.can_read_ahead() {
+                    if !reads_ahead(slot) {
                         return Feed::Direct(&mut slot.source);
                     }
                     let (tx, rx) = std::sync::mpsc::sync_channel(READ_AHEAD_GROUPS);
@@ -558,7 +591,7 @@ impl Job {
                     Feed::Thread(rx, Default::default())
                 })
                 .collect();
-            let result = self.run_feeds(start, &mut feeds, &outputs, progress);
+            let result = self.run_feeds(start, &mut feeds, &mut activity, &outputs, progress);
             self.return_to_reader = None;
             result
             // Dropping the feeds hangs up on readers still running.
@@ -573,6 +606,7 @@ impl Job {
         &mut self,
         start: Instant,
         feeds: &mut [Feed],
+        activity: &mut [SourceActivity],
         outputs: &[Outputs],
         progress: &mut dyn FnMut(u64),
     ) -> OpResult<JobReport> {
@@ -592,6 +626,14 @@ impl Job {
         }
         let mut last_checkpoint = input_rows;
         let interval = self.options.watermark_interval_ms;
+        let idle_timeout = self.options.source_idle_timeout_ms;
+        let clock = |input_rows: u64, deterministic: bool| {
+            if deterministic {
+                input_rows
+            } else {
+                start.elapsed().as_millis() as u64
+            }
+        };
         loop {
             let mut any = false;
             for (s, feed) in feeds.iter_mut().enumerate() {
@@ -601,22 +643,28 @@ impl Job {
                 let t = Instant::now();
                 let (n, batch, watermark) = feed.next(batch_size)?;
                 self.source_wait += t.elapsed();
+                if n == 0 && activity[s].unbounded {
+                    // Nothing to read yet: idle once silent long enough.
+                    let now = clock(input_rows, self.options.deterministic_clock);
+                    if activity[s].goes_idle(now, idle_timeout) {
+                        self.push_idleness_all(&outputs[s], true)?;
+                    }
+                    continue;
+                }
                 if n == 0 {
                     done[s] = true;
-                    // A bounded source ends with the greatest watermark,
-                    // which fires every window (Flink's MAX_WATERMARK).
-                    self.push_watermark_all(&outputs[s], i64::MAX)?;
+                    self.end_source(&mut activity[s], &outputs[s])?;
                     continue;
                 }
                 any = true;
                 input_rows += n as u64;
                 positions[s] += n as u64;
-                let now = if self.options.deterministic_clock {
-                    input_rows
-                } else {
-                    start.elapsed().as_millis() as u64
-                };
+                let now = clock(input_rows, self.options.deterministic_clock);
                 self.options.backend.clock().set(now);
+                if activity[s].read_rows(now) {
+                    // Active again before its rows go downstream.
+                    self.push_idleness_all(&outputs[s], false)?;
+                }
                 // Latency counts from when the batch enters the plan (time
                 // a read-ahead batch waited for the job is the source's).
                 let from_reader = matches!(feed, Feed::Thread(..));
@@ -640,6 +688,14 @@ impl Job {
                 }
             }
             if !any {
+                // No source read a row: those still open (unbounded) end
+                // now, as a stop with drain ends them.
+                for s in 0..feeds.len() {
+                    if !done[s] {
+                        done[s] = true;
+                        self.end_source(&mut activity[s], &outputs[s])?;
+                    }
+                }
                 break;
             }
             // A barrier between rounds: every source has handed over the
@@ -693,26 +749,42 @@ impl Job {
         Ok(())
     }
 
+    /// A bounded source ends (or an open one is stopped) with the greatest
+    /// watermark, which fires every window (Flink's MAX_WATERMARK); an idle
+    /// one is active again first, so its consumers take it.
+    fn end_source(&mut self, activity: &mut SourceActivity, outputs: &Outputs) -> OpResult<()> {
+        if activity.ends() {
+            self.push_idleness_all(outputs, false)?;
+        }
+        self.push_watermark_all(outputs, i64::MAX)
+    }
+
     /// A watermark reaches input `port` of a stage: the stage's watermark
-    /// is the least of its inputs' (as a Flink task's is the least of its
-    /// channels'; every subtask of the upstream stage has the same one
-    /// here); when it advances, each subtask handles it, what they emit
-    /// goes downstream, and then the watermark.
+    /// is the least of its active inputs' (as a Flink task's is the least
+    /// of its channels'; every subtask of the upstream stage has the same
+    /// one here; an idle input's watermark is ignored, see `idleness.rs`);
+    /// when it advances, each subtask handles it, what they emit goes
+    /// downstream, and then the watermark.
     fn push_watermark(&mut self, target: Target, watermark: i64) -> OpResult<()> {
         let Target::Stage(s, port) = target else {
             return Ok(());
         };
         let stage = &mut self.stages[s];
-        if watermark <= stage.input_watermarks[port] {
+        if watermark <= stage.input_watermarks[port] || stage.input_idle[port] {
             return Ok(());
         }
         stage.input_watermarks[port] = watermark;
-        let least = stage
-            .input_watermarks
-            .iter()
-            .copied()
-            .min()
-            .unwrap_or(watermark);
+        match stage.least_active_watermark() {
+            Some(least) => self.advance_watermark(s, least),
+            None => Ok(()),
+        }
+    }
+
+    /// Stage `s`'s watermark moves to `least` if that is ahead of it: each
+    /// subtask handles it, what they emit goes downstream, and then the
+    /// watermark.
+    fn advance_watermark(&mut self, s: StageId, least: i64) -> OpResult<()> {
+        let stage = &mut self.stages[s];
         if least <= stage.watermark {
             return Ok(());
         }

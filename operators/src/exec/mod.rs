@@ -16,9 +16,11 @@
 //!
 //! Execution is batch-synchronous: the sources are read one batch at a time,
 //! round-robin in source order (one batch from the first source, then one
-//! from the second, ...; a finished source drops out), and each batch is
-//! pushed through the whole graph (consumer after consumer) before the
-//! next is read. A source whose rows depend on nothing the job does (files,
+//! from the second, ...; a finished source drops out; an unbounded one
+//! that reads nothing stays in, and a round in which no source reads a row
+//! ends the job), and each batch is pushed through the whole graph
+//! (consumer after consumer) before the next is read. Watermarks follow
+//! each source's batch; idle sources are in `job/idleness.rs`. A source whose rows depend on nothing the job does (files,
 //! generators: [`ChangeSource::can_read_ahead`]) is read on a thread of its
 //! own, a few batches ahead, as Flink runs a source as its own task; the
 //! job takes its batches in the same order, so the run is the same.

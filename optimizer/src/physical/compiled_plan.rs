@@ -51,6 +51,10 @@ struct SettingsEntry {
     /// `"<n> ms"`; absent in plans from before watermarks (200 ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     auto_watermark_interval: Option<String>,
+    /// `"<n> ms"`; absent when sources never go idle (0 ms), so plans from
+    /// before idle sources read the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    source_idle_timeout: Option<String>,
 }
 
 impl SettingsEntry {
@@ -62,6 +66,8 @@ impl SettingsEntry {
             reuse_sub_plan: s.reuse_sub_plan,
             reuse_source: s.reuse_source,
             auto_watermark_interval: Some(format_duration(s.watermark_interval)),
+            source_idle_timeout: (!s.source_idle_timeout.is_zero())
+                .then(|| format_duration(s.source_idle_timeout)),
         }
     }
 
@@ -84,6 +90,10 @@ impl SettingsEntry {
             None => Duration::from_millis(200),
             Some(text) => duration(text, "settings.autoWatermarkInterval", file)?,
         };
+        let source_idle_timeout = match &self.source_idle_timeout {
+            None => Duration::ZERO,
+            Some(text) => duration(text, "settings.sourceIdleTimeout", file)?,
+        };
         Ok(JobSettings {
             source_batch_size: self.source_batch_size,
             mini_batch_latency: latency,
@@ -91,6 +101,7 @@ impl SettingsEntry {
             reuse_sub_plan: self.reuse_sub_plan,
             reuse_source: self.reuse_source,
             watermark_interval,
+            source_idle_timeout,
         })
     }
 }

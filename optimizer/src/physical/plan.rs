@@ -55,6 +55,10 @@ pub struct JobSettings {
     /// (`pipeline.auto-watermark-interval`).
     #[serde(default = "default_watermark_interval")]
     pub watermark_interval: Duration,
+    /// How long a source with a watermark reads nothing before it is idle
+    /// (`table.exec.source.idle-timeout`; zero: never).
+    #[serde(default)]
+    pub source_idle_timeout: Duration,
 }
 
 fn default_watermark_interval() -> Duration {
@@ -77,6 +81,7 @@ impl JobSettings {
             reuse_sub_plan: config.reuse_sub_plan_enabled(),
             reuse_source: config.reuse_source_enabled(),
             watermark_interval: config.auto_watermark_interval(),
+            source_idle_timeout: config.source_idle_timeout(),
         }
     }
 

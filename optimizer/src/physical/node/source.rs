@@ -162,6 +162,14 @@ impl ChangeSource for CalcSource {
     fn watermark(&self) -> Option<i64> {
         self.inner.watermark()
     }
+
+    fn has_watermark(&self) -> bool {
+        self.inner.has_watermark()
+    }
+
+    fn is_unbounded(&self) -> bool {
+        self.inner.is_unbounded()
+    }
 }
 
 /// A table's read completed by its computed columns, keeping the
@@ -211,6 +219,14 @@ impl ChangeSource for TimeAttributeSource {
 
     fn watermark(&self) -> Option<i64> {
         self.current
+    }
+
+    fn has_watermark(&self) -> bool {
+        self.watermark.is_some()
+    }
+
+    fn is_unbounded(&self) -> bool {
+        self.inner.is_unbounded()
     }
 }
 
