@@ -127,7 +127,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 51);
+    assert_eq!(keys.len(), 52);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(
