@@ -322,8 +322,10 @@ impl LogicalPlan {
     }
 
     /// [`LogicalPlan::window_columns`], also through aggregates grouped by
-    /// both window columns (a window aggregate's output keeps its window,
-    /// as Flink's window properties do): what a window join joins.
+    /// both window columns, at any depth (a window aggregate's output keeps
+    /// its window, as Flink's window properties do, and so does an
+    /// aggregate over those columns, which is planned window-attached):
+    /// what a window join joins.
     pub fn join_window_columns(&self) -> Option<(usize, usize, operators::window::WindowSpec)> {
         self.window_columns_through(true)
     }
@@ -349,7 +351,14 @@ impl LogicalPlan {
             LogicalPlan::Aggregate {
                 input, group_by, ..
             } if aggregates => {
-                let (s, e, window) = input.window_columns_through(false)?;
+                // Over another window aggregate's output only aligned
+                // windows (the planner's window-attached aggregate keeps
+                // no SESSION windows of another operator's).
+                let (s, e, window) = input.window_columns_through(false).or_else(|| {
+                    input
+                        .window_columns_through(true)
+                        .filter(|(_, _, w)| w.is_aligned())
+                })?;
                 let at = |c: usize| group_by.iter().position(|&g| g == c);
                 Some((at(s)?, at(e)?, window))
             }

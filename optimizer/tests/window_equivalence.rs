@@ -1,7 +1,8 @@
 //! Window TVFs against the batch oracle: TUMBLE, HOP, CUMULATE and SESSION
 //! aggregations (grouped and global, with FILTER, every aggregate
 //! function, DISTINCT with and without FILTER; SESSION with and without
-//! PARTITION BY, one phase whatever the strategy), window deduplication
+//! PARTITION BY, one phase whatever the strategy), aggregates over a
+//! window aggregate's windows (window-attached), window deduplication
 //! (keep first and last, per key and global, with a filter) and a plain
 //! TVF, one phase and two (local-global), sliced and with the lab's
 //! per-window state (`lab.window.slicing` = false), on both
@@ -49,6 +50,10 @@ CREATE TABLE distinct_out (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), dv BIGINT, d
   WITH ('connector' = 'blackhole');
 CREATE TABLE session_distinct_out (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), dv BIGINT, dbig BIGINT, mx BIGINT)
   WITH ('connector' = 'blackhole');
+CREATE TABLE attached_out (ws TIMESTAMP(3), we TIMESTAMP(3), mx BIGINT, total BIGINT, keys BIGINT)
+  WITH ('connector' = 'blackhole');
+CREATE TABLE attached_keyed_out (g INT, ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, mx BIGINT)
+  WITH ('connector' = 'blackhole');
 CREATE TABLE dedup_last_out (k INT, v BIGINT, ts TIMESTAMP(3), ws TIMESTAMP(3), we TIMESTAMP(3))
   WITH ('connector' = 'blackhole');
 CREATE TABLE dedup_first_out (ws TIMESTAMP(3), we TIMESTAMP(3), k INT, v BIGINT, ts TIMESTAMP(3))
@@ -94,6 +99,22 @@ SELECT k, window_start, window_end, COUNT(DISTINCT v % 7), COUNT(DISTINCT v % 7)
   MAX(DISTINCT v)
 FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '3' SECOND))
 GROUP BY k, window_start, window_end;
+INSERT INTO attached_out
+SELECT ws, we, MAX(c), SUM(c), COUNT(*)
+FROM (
+  SELECT window_start AS ws, window_end AS we, k, COUNT(*) AS c
+  FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND))
+  GROUP BY window_start, window_end, k
+)
+GROUP BY ws, we;
+INSERT INTO attached_keyed_out
+SELECT g, window_start, window_end, COUNT(*), MAX(s)
+FROM (
+  SELECT k % 3 AS g, window_start, window_end, SUM(v) AS s
+  FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '20' SECOND))
+  GROUP BY k, window_start, window_end
+)
+GROUP BY g, window_start, window_end;
 INSERT INTO dedup_last_out
 SELECT k, v, ts, window_start, window_end FROM (
   SELECT *, ROW_NUMBER() OVER (PARTITION BY k, window_start, window_end ORDER BY ts DESC) AS rn
@@ -229,17 +250,19 @@ fn late_records_are_dropped_and_counted() {
         ("lab.clock", "deterministic".to_string()),
         ("pipeline.auto-watermark-interval", "0 ms".to_string()),
     ];
-    // One phase: each of the eight aggregates drops the row at t0 + 10 s: the
-    // watermark is t0 + 28 s when it arrives. (The HOP's window [t0 + 5 s,
+    // One phase: each of the ten window aggregates over the TVFs drops the
+    // row at t0 + 10 s: the watermark is t0 + 28 s when it arrives (the two
+    // aggregates over their windows drop nothing: their rows come before
+    // the watermark that fires them). (The HOP's window [t0 + 5 s,
     // t0 + 15 s) has fired too; the sessions' own windows have fired and it
     // touches no open session.) The three deduplications read the TVF's
     // rows, one per window: they drop the row's one TUMBLE window, its two
     // HOP windows and its two CUMULATE windows, all fired.
-    assert_eq!(check(&sources, &overrides).unwrap(), 8 + 5);
+    assert_eq!(check(&sources, &overrides).unwrap(), 10 + 5);
     // Per-window state drops the same records.
     let mut unsliced = overrides.to_vec();
     unsliced.push(("lab.window.slicing", "false".to_string()));
-    assert_eq!(check(&sources, &unsliced).unwrap(), 8 + 5);
+    assert_eq!(check(&sources, &unsliced).unwrap(), 10 + 5);
 }
 
 /// A record behind the watermark that touches an open session is not late:

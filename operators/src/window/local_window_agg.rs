@@ -28,6 +28,9 @@ pub struct LocalWindowAggregateOperator {
     watermark: i64,
     /// The records the global half will drop as late, for `--late`.
     late: Option<Vec<Row>>,
+    /// The time column is each row's window end (window-attached): a
+    /// partial per window, not per slice.
+    attached: bool,
 }
 
 impl LocalWindowAggregateOperator {
@@ -46,7 +49,15 @@ impl LocalWindowAggregateOperator {
             partials: Vec::new(),
             watermark: i64::MIN,
             late: None,
+            attached: false,
         }
+    }
+
+    /// Over a window aggregate's windows: the time column is the row's
+    /// window end, which its partial carries instead of a slice end.
+    pub fn attached(mut self) -> LocalWindowAggregateOperator {
+        self.attached = true;
+        self
     }
 }
 
@@ -71,9 +82,18 @@ impl Operator for LocalWindowAggregateOperator {
                 continue;
             };
             let mut key: Row = self.group_by.iter().map(|&c| row[c].clone()).collect();
-            let slice = self.window.slice_end(t);
+            let slice = if self.attached {
+                t
+            } else {
+                self.window.slice_end(t)
+            };
             if let Some(late) = &mut self.late {
-                if WindowAggregateOperator::is_late(&self.window, slice, self.watermark) {
+                let late_here = if self.attached {
+                    self.watermark >= t.saturating_sub(1)
+                } else {
+                    WindowAggregateOperator::is_late(&self.window, slice, self.watermark)
+                };
+                if late_here {
                     late.push(row.clone());
                 }
             }

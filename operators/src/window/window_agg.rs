@@ -27,6 +27,14 @@
 //! they first reached it, which slicing may not keep); the state holds a
 //! record in up to `size / slide` windows of a HOP instead of one slice.
 //!
+//! Over a window aggregate's own windows ([`WindowAggregateOperator::attached`],
+//! Flink's window-attached strategy: `GROUP BY window_start, window_end`
+//! of a window aggregate's output) the time column is each row's
+//! `window_end`: the row belongs to that one window, whose accumulator is
+//! kept per (group key, window end) and fires as above. Such rows come
+//! from an operator that emits a window when the watermark passes its end,
+//! before that watermark goes on, so none is late here.
+//!
 //! As the global half of a two-phase window aggregate
 //! (`GlobalWindowAggregate`, [`WindowAggregateOperator::with_partial_input`])
 //! it reads the partial accumulators a [`super::local_window_agg`] emits
@@ -61,6 +69,8 @@ pub struct WindowAggregateOperator {
     late: LateRecords,
     /// State per (group key, window end) instead of per slice.
     per_window: bool,
+    /// The time column is the row's window end (window-attached).
+    attached: bool,
 }
 
 impl WindowAggregateOperator {
@@ -122,7 +132,18 @@ impl WindowAggregateOperator {
             partial: false,
             late: LateRecords::default(),
             per_window,
+            attached: false,
         })
+    }
+
+    /// Over a window aggregate's windows: the time column (of a record, or
+    /// of a partial in the global half) is its window's end, and each
+    /// window keeps its own accumulator. Build it with
+    /// [`WindowAggregateOperator::per_window`].
+    pub fn attached(mut self) -> WindowAggregateOperator {
+        self.attached = true;
+        self.per_window = true;
+        self
     }
 
     /// The global half of a two-phase window aggregate: its input rows are
@@ -361,6 +382,17 @@ impl Operator for WindowAggregateOperator {
                 // A NULL time belongs to no window.
                 continue;
             };
+            if self.attached {
+                if Self::fired(t, self.watermark) {
+                    self.late.drop_row(row);
+                    continue;
+                }
+                let mut key: Row = self.group_by.iter().map(|&c| row[c].clone()).collect();
+                self.set_timer(t, &key);
+                key.push(Value::Ts(t));
+                self.add(&key, &row)?;
+                continue;
+            }
             let slice = if self.partial {
                 t
             } else {

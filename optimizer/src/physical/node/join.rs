@@ -188,6 +188,13 @@ pub fn check_binary(
         ("left_keys", left_keys, l),
         ("right_keys", right_keys, r),
     )?;
+    check_join_output(node, residual)
+}
+
+/// Checks a two-input join's residual condition and output row (its
+/// inputs' columns, left then right).
+pub fn check_join_output(node: &PhysicalNode, residual: Option<&Expr>) -> Check {
+    let (l, r) = (&node.inputs[0].schema, &node.inputs[1].schema);
     let types: Vec<DataType> = l.types().into_iter().chain(r.types()).collect();
     if let Some(e) = residual {
         check::predicate(&check::field(node, "residual"), e, &types)?;

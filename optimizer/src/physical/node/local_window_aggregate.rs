@@ -8,6 +8,7 @@ use super::aggregate_calls::{call_text, partial_names};
 use super::build::{operator_stage, JobContext, Out};
 use super::check::{self, Check};
 use super::explain::{same, ExplainContext, ExplainNode};
+use super::window_aggregate::AttachedWindow;
 use super::PhysicalNode;
 use crate::error::Result;
 use crate::logical::{Field, Schema};
@@ -23,6 +24,10 @@ pub struct LocalWindowAggregate {
     pub aggs: Vec<AggSpec>,
     pub window: WindowSpec,
     pub time_col: usize,
+    /// Window-attached: `time_col` is the input's `window_end`, and the
+    /// partials carry it (`$window_end`) instead of a slice end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attached: Option<AttachedWindow>,
 }
 
 impl LocalWindowAggregate {
@@ -46,8 +51,13 @@ impl LocalWindowAggregate {
             data_type: DataType::BigInt,
             nullable: true,
         }));
+        let end = if local.attached.is_some() {
+            "$window_end"
+        } else {
+            "$slice_end"
+        };
         fields.push(Field {
-            name: "$slice_end".into(),
+            name: end.into(),
             qualifier: None,
             data_type: DataType::Timestamp,
             nullable: false,
@@ -87,11 +97,11 @@ impl super::NodeSpec for LocalWindowAggregate {
         if !self.group_by.is_empty() {
             e.attrs.push(same("groupBy", list(&input, &self.group_by)));
         }
-        e.attrs.push(same(
-            "window",
-            self.window
-                .explain(&format!("time_col=[{}]", name(&input, self.time_col))),
-        ));
+        let first = match &self.attached {
+            Some(a) => a.explain(&input, self.time_col),
+            None => format!("time_col=[{}]", name(&input, self.time_col)),
+        };
+        e.attrs.push(same("window", self.window.explain(&first)));
         let mut select: Vec<String> = self.group_by.iter().map(|&c| name(&input, c)).collect();
         let partials = partial_names(&self.aggs);
         select.extend(
@@ -100,7 +110,11 @@ impl super::NodeSpec for LocalWindowAggregate {
                 .zip(&partials)
                 .map(|(a, p)| format!("{} AS {p}", call_text(a, &input, false))),
         );
-        select.push("slice_end('w$) AS $slice_end".into());
+        select.push(if self.attached.is_some() {
+            "slice_end('w$) AS $window_end".into()
+        } else {
+            "slice_end('w$) AS $slice_end".into()
+        });
         e.attrs.push(same("select", select.join(", ")));
         e
     }
@@ -142,12 +156,17 @@ impl super::NodeSpec for LocalWindowAggregate {
 
     fn build(&self, node: &PhysicalNode, _id: usize, ctx: &mut dyn JobContext) -> Result<Out> {
         operator_stage(node, ctx, || {
-            Ok(Box::new(LocalWindowAggregateOperator::new(
+            let o = LocalWindowAggregateOperator::new(
                 self.group_by.clone(),
                 self.aggs.clone(),
                 self.time_col,
                 self.window,
-            )))
+            );
+            Ok(Box::new(if self.attached.is_some() {
+                o.attached()
+            } else {
+                o
+            }))
         })
     }
 }

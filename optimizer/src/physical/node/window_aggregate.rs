@@ -49,6 +49,35 @@ pub struct WindowAggregate {
     /// only (a TUMBLE's slices are its windows).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub per_window: bool,
+    /// Window-attached (Flink's `WindowAttachedWindowingStrategy`): an
+    /// aggregate over a window aggregate's `window_start` and `window_end`,
+    /// whose windows are its input's own. `time_col` is then the input's
+    /// `window_end` column (in the global half, the partials' window end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attached: Option<AttachedWindow>,
+}
+
+/// The input's window columns of a window-attached aggregate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AttachedWindow {
+    /// The `window_start` column (`None` in the global half, whose partials
+    /// carry the window end only).
+    pub window_start: Option<usize>,
+}
+
+impl AttachedWindow {
+    /// Flink's window description: `win_start=[s], win_end=[e]`, or
+    /// `win_end=[$window_end]` in the global half.
+    pub fn explain(&self, input: &[String], time_col: usize) -> String {
+        match self.window_start {
+            Some(s) => format!(
+                "win_start=[{}], win_end=[{}]",
+                name(input, s),
+                name(input, time_col)
+            ),
+            None => "win_end=[$window_end]".to_string(),
+        }
+    }
 }
 
 impl WindowAggregate {
@@ -114,7 +143,9 @@ impl super::NodeSpec for WindowAggregate {
         if g > 0 {
             e.attrs.push(same("groupBy", list(&input, &self.group_by)));
         }
-        let first = if self.global {
+        let first = if let Some(a) = &self.attached {
+            a.explain(&input, self.time_col)
+        } else if self.global {
             "slice_end=[$slice_end]".to_string()
         } else {
             format!("time_col=[{}]", name(&input, self.time_col))
@@ -187,6 +218,7 @@ impl super::NodeSpec for WindowAggregate {
             let g = self.group_by.len();
             if local.aggs != self.aggs
                 || local.window != self.window
+                || local.attached.is_some() != self.attached.is_some()
                 || self.group_by != (0..g).collect::<Vec<_>>()
                 || local.group_by.len() != g
                 || self.time_col != g + 2 * self.aggs.len()
@@ -278,12 +310,12 @@ impl super::NodeSpec for WindowAggregate {
                 )?)
                     as Box<dyn operators::operator::Operator>);
             }
-            let build = if self.per_window {
+            let build = if self.per_window || self.attached.is_some() {
                 WindowAggregateOperator::per_window
             } else {
                 WindowAggregateOperator::new
             };
-            let o = build(
+            let mut o = build(
                 &backend,
                 &scope,
                 self.group_by.clone(),
@@ -291,6 +323,9 @@ impl super::NodeSpec for WindowAggregate {
                 self.time_col,
                 self.window,
             )?;
+            if self.attached.is_some() {
+                o = o.attached();
+            }
             Ok(Box::new(if self.global {
                 o.with_partial_input()
             } else {

@@ -11,7 +11,7 @@
 use super::build::{operator_stage, JobContext, Out};
 use super::check::{self, Check};
 use super::explain::{exprs, same, ExplainContext, ExplainNode};
-use super::join::{check_binary, join_condition, join_type_name};
+use super::join::{check_binary, check_join_output, join_condition, join_type_name};
 use super::{JoinRole, NodeSpec, PhysicalNode};
 use crate::error::Result;
 use crate::physical::display::{name, unique_names};
@@ -118,12 +118,18 @@ impl NodeSpec for WindowJoin {
     }
 
     fn validate(&self, node: &PhysicalNode) -> Check {
-        check_binary(
-            node,
-            &self.left_keys,
-            &self.right_keys,
-            self.residual.as_ref(),
-        )?;
+        if self.left_keys.is_empty() && self.right_keys.is_empty() {
+            // The window columns pair the sides: no other key is needed
+            // (the join then runs in one subtask).
+            check_join_output(node, self.residual.as_ref())?;
+        } else {
+            check_binary(
+                node,
+                &self.left_keys,
+                &self.right_keys,
+                self.residual.as_ref(),
+            )?;
+        }
         if self.left_window.window != self.right_window.window {
             return Err(check::invalid(
                 check::field(node, "right_window"),

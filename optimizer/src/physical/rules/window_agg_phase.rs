@@ -63,9 +63,14 @@ fn rewrite(mut node: PhysicalNode, parallelism: usize) -> PhysicalNode {
         aggs: agg.aggs.clone(),
         window: agg.window,
         time_col: agg.time_col,
+        attached: agg.attached,
     };
     agg.time_col = g + 2 * agg.aggs.len();
     agg.global = true;
+    if let Some(a) = &mut agg.attached {
+        // The partials carry the window end only.
+        a.window_start = None;
+    }
     let child = node.inputs.pop().expect("a window aggregate has one input");
     node.inputs = vec![LocalWindowAggregate::over(child, local, parallelism)];
     node
