@@ -447,3 +447,37 @@ GROUP BY B.bidder, SESSION(B.`dateTime`, INTERVAL '10' SECOND);
         "{plan}"
     );
 }
+
+/// Split distinct in a window aggregate, as Flink plans it: the distinct
+/// call bucketed in a window aggregate over the TVF, summed in a
+/// window-attached one above it (two-phase), both over TUMBLE's windows.
+#[test]
+fn window_split_distinct_explain() {
+    let sql = "CREATE TABLE ev (k INT, u BIGINT, v BIGINT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH ('connector' = 'datagen');
+CREATE TABLE o (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, du BIGINT, s BIGINT)
+  WITH ('connector' = 'blackhole');
+INSERT INTO o SELECT k, window_start, window_end, COUNT(*), COUNT(DISTINCT u), SUM(v)
+FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+GROUP BY k, window_start, window_end;
+";
+    let overrides = [(
+        "table.optimizer.distinct-agg.split.enabled".to_string(),
+        "true".to_string(),
+    )];
+    let plan = optimizer::session::explain_script(sql, &overrides).unwrap();
+    for want in [
+        "GlobalWindowAggregate(groupBy=[k], window=[TUMBLE(win_end=[$window_end], size=[10 s])], \
+         select=[k, SUM(sum$0) AS EXPR$3, SUM(sum$1) AS EXPR$4, SUM(sum$2) AS EXPR$5, \
+         start('w$) AS window_start, end('w$) AS window_end])",
+        "LocalWindowAggregate(groupBy=[k], window=[TUMBLE(win_start=[window_start], \
+         win_end=[window_end], size=[10 s])], select=[k, SUM($f2) AS sum$0, SUM($f3) AS sum$1, \
+         SUM($f4_0) AS sum$2, slice_end('w$) AS $window_end])",
+        "WindowAggregate(groupBy=[k, $f4], window=[TUMBLE(time_col=[ts], size=[10 s])], \
+         select=[k, $f4, COUNT(*) AS $f2, COUNT(DISTINCT u) AS $f3, SUM(v) AS $f4_0, \
+         start('w$) AS window_start, end('w$) AS window_end])",
+        "Calc(select=[k, u, v, ts, MOD(HASH_CODE(u), 1024) AS $f4])",
+    ] {
+        assert!(plan.contains(want), "want {want}\n{plan}");
+    }
+}

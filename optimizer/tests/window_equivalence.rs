@@ -4,7 +4,9 @@
 //! PARTITION BY, one phase whatever the strategy), aggregates over a
 //! window aggregate's windows (window-attached), window deduplication
 //! (keep first and last, per key and global, with a filter) and a plain
-//! TVF, one phase and two (local-global), sliced and with the lab's
+//! TVF, one phase and two (local-global), with and without split distinct
+//! (distinct calls spread over buckets in a window aggregate below a
+//! window-attached one), sliced and with the lab's
 //! per-window state (`lab.window.slicing` = false), on both
 //! state backends, at parallelism 1 and 4, over input whose event times arrive out of order, so that some
 //! records are late and dropped. The oracle evaluates the windows from
@@ -49,6 +51,8 @@ CREATE TABLE session_all_out (ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, big BI
 CREATE TABLE distinct_out (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), dv BIGINT, dbig BIGINT, sd BIGINT, c BIGINT)
   WITH ('connector' = 'blackhole');
 CREATE TABLE session_distinct_out (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), dv BIGINT, dbig BIGINT, mx BIGINT)
+  WITH ('connector' = 'blackhole');
+CREATE TABLE split_avg_out (ws TIMESTAMP(3), we TIMESTAMP(3), dk BIGINT, a BIGINT, mn BIGINT, mx BIGINT)
   WITH ('connector' = 'blackhole');
 CREATE TABLE attached_out (ws TIMESTAMP(3), we TIMESTAMP(3), mx BIGINT, total BIGINT, keys BIGINT)
   WITH ('connector' = 'blackhole');
@@ -99,6 +103,10 @@ SELECT k, window_start, window_end, COUNT(DISTINCT v % 7), COUNT(DISTINCT v % 7)
   MAX(DISTINCT v)
 FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '3' SECOND))
 GROUP BY k, window_start, window_end;
+INSERT INTO split_avg_out
+SELECT window_start, window_end, COUNT(DISTINCT k), AVG(v), MIN(v), MAX(v)
+FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND))
+GROUP BY window_start, window_end;
 INSERT INTO attached_out
 SELECT ws, we, MAX(c), SUM(c), COUNT(*)
 FROM (
@@ -204,8 +212,12 @@ proptest! {
         for slicing in [true, false] {
             for phase in ["ONE_PHASE", "TWO_PHASE"] {
                 for backend in ["hashmap", "rocksdb"] {
+                    // Split distinct on for half of the combinations, so
+                    // both phases and backends run with and without it.
+                    let split = (phase == "TWO_PHASE") != (backend == "rocksdb");
                     for p in [1usize, 4] {
                         check(&sources, &[
+                            ("table.optimizer.distinct-agg.split.enabled", split.to_string()),
                             ("lab.window.slicing", slicing.to_string()),
                             ("table.optimizer.agg-phase-strategy", phase.to_string()),
                             ("state.backend.type", backend.to_string()),
@@ -250,7 +262,7 @@ fn late_records_are_dropped_and_counted() {
         ("lab.clock", "deterministic".to_string()),
         ("pipeline.auto-watermark-interval", "0 ms".to_string()),
     ];
-    // One phase: each of the ten window aggregates over the TVFs drops the
+    // One phase: each of the eleven window aggregates over the TVFs drops the
     // row at t0 + 10 s: the watermark is t0 + 28 s when it arrives (the two
     // aggregates over their windows drop nothing: their rows come before
     // the watermark that fires them). (The HOP's window [t0 + 5 s,
@@ -258,11 +270,11 @@ fn late_records_are_dropped_and_counted() {
     // touches no open session.) The three deduplications read the TVF's
     // rows, one per window: they drop the row's one TUMBLE window, its two
     // HOP windows and its two CUMULATE windows, all fired.
-    assert_eq!(check(&sources, &overrides).unwrap(), 10 + 5);
+    assert_eq!(check(&sources, &overrides).unwrap(), 11 + 5);
     // Per-window state drops the same records.
     let mut unsliced = overrides.to_vec();
     unsliced.push(("lab.window.slicing", "false".to_string()));
-    assert_eq!(check(&sources, &unsliced).unwrap(), 10 + 5);
+    assert_eq!(check(&sources, &unsliced).unwrap(), 11 + 5);
 }
 
 /// A record behind the watermark that touches an open session is not late:

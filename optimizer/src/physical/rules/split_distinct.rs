@@ -19,6 +19,9 @@
 //! `SUM` and `COUNT` and divided at the end. The inner aggregate's updates
 //! reach the outer one as retractions, which the outer one applies exactly.
 //!
+//! A window aggregate over a TUMBLE, HOP or CUMULATE window splits the same
+//! way into two window aggregates over the same windows ([`split_window`]).
+//!
 //! With distinct calls on several columns each input row is expanded once
 //! per distinct column (as Flink's `Expand`): copy `i` is bucketed by the
 //! `i`-th distinct column and feeds only the calls on that column, and copy
@@ -31,6 +34,7 @@ use crate::logical::{Field, Schema};
 use crate::physical::node::calc;
 use crate::physical::node::expand::Expand;
 use crate::physical::node::group_aggregate::{GroupAggregate, PartialFinal};
+use crate::physical::node::window_aggregate::{AttachedWindow, WindowAggregate};
 use crate::physical::node::PhysicalNode;
 use operators::agg::{AggKind, AggSpec};
 use operators::expr::{BinOp, Expr};
@@ -92,6 +96,15 @@ fn split(mut node: PhysicalNode, config: &Config) -> PhysicalNode {
         .into_iter()
         .map(|c| split(c, config))
         .collect();
+    if let Some(agg) = node.kind.get::<WindowAggregate>() {
+        let splits =
+            !agg.global && agg.attached.is_none() && agg.window.is_aligned() && applies(&agg.aggs);
+        return if splits {
+            split_window(node, config)
+        } else {
+            node
+        };
+    }
     let splits = node
         .kind
         .get::<GroupAggregate>()
@@ -137,8 +150,96 @@ fn split(mut node: PhysicalNode, config: &Config) -> PhysicalNode {
     )
 }
 
+/// A window aggregate split as Flink splits one: the partial half is a
+/// window aggregate over the same windows grouped by the key and the
+/// bucket, the final half one over the partial's windows (window-attached),
+/// each emitting once per window.
+///
+/// ```text
+/// after, over TUMBLE(ts, 10 s):
+///   WindowAggregate(groupBy=[k], window=[TUMBLE(win_start=[window_start], win_end=[window_end], size=[10 s])], select=[k, SUM($f2) AS du, ...])
+///   +- WindowAggregate(groupBy=[k, $f5], window=[TUMBLE(time_col=[ts], size=[10 s])], select=[k, $f5, COUNT(DISTINCT u) AS $f2, ...])
+///      +- Calc(select=[k, u, ts, MOD(HASH_CODE(u), 1024) AS $f5])
+/// ```
+///
+/// Exact for the same reason as the group aggregate's split, window by
+/// window: the partial half emits each (key, bucket) once per window,
+/// before the watermark that fires the window reaches the final half.
+fn split_window(mut node: PhysicalNode, config: &Config) -> PhysicalNode {
+    let agg = node
+        .kind
+        .get::<WindowAggregate>()
+        .expect("a window aggregate")
+        .clone();
+    let child = node.inputs.pop().expect("an aggregate has one input");
+    let window_field = |name: &str| Field {
+        name: name.to_string(),
+        qualifier: None,
+        data_type: DataType::Timestamp,
+        nullable: false,
+    };
+    let half = |child: PhysicalNode,
+                group_by: Vec<usize>,
+                aggs: Vec<AggSpec>,
+                names: Vec<String>,
+                mut schema: Schema,
+                which: PartialFinal| {
+        let n = schema.len();
+        schema.fields.push(window_field("window_start"));
+        schema.fields.push(window_field("window_end"));
+        let parallelism = if group_by.is_empty() {
+            1
+        } else {
+            config.parallelism()
+        };
+        let (time_col, attached) = match which {
+            PartialFinal::Partial => (agg.time_col, None),
+            // The partial's output: its group key and calls, then
+            // window_start and window_end.
+            PartialFinal::Final => {
+                let start = child.schema.len() - 2;
+                (
+                    start + 1,
+                    Some(AttachedWindow {
+                        window_start: Some(start),
+                    }),
+                )
+            }
+        };
+        debug_assert_eq!(n, group_by.len() + aggs.len());
+        PhysicalNode::new(
+            WindowAggregate {
+                group_by,
+                aggs,
+                agg_names: names,
+                window: agg.window,
+                time_col,
+                global: false,
+                partition_keys: Vec::new(),
+                per_window: agg.per_window && attached.is_none(),
+                attached,
+            },
+            vec![child],
+            schema,
+            None,
+            parallelism,
+        )
+    };
+    rewrite(
+        child,
+        &agg.group_by,
+        &agg.aggs,
+        &agg.agg_names,
+        &node.schema,
+        config,
+        &half,
+    )
+}
+
 /// The half of a split aggregate: `(input, group key, calls, names,
-/// schema, which half)`.
+/// schema, which half)`; a half may append columns of its own after the
+/// calls (a window aggregate's `window_start` and `window_end`), which the
+/// split passes through.
 type Half<'a> = dyn Fn(PhysicalNode, Vec<usize>, Vec<AggSpec>, Vec<String>, Schema, PartialFinal) -> PhysicalNode
     + 'a;
 
@@ -361,6 +462,7 @@ fn rewrite(
     for (spec, n) in outer.iter().zip(&outer_names) {
         outer_fields.push(field(n.clone(), spec.result_type));
     }
+    let outer_len = outer.len();
     let outer_node = half(
         inner_node,
         (0..g).collect(),
@@ -372,12 +474,14 @@ fn rewrite(
         PartialFinal::Final,
     );
 
-    // 4. The original output: AVG divided, everything else as is.
+    // 4. The original output: AVG divided, everything else as is, then
+    //    the columns the halves add after the calls.
     if finals.iter().all(|f| matches!(f, Final::Direct(_))) {
         let mut n = outer_node;
         n.schema = schema.clone();
         return n;
     }
+    let added = outer_node.schema.len() - g - outer_len;
     let mut projection: Vec<Expr> = (0..g).map(Expr::col).collect();
     for f in &finals {
         projection.push(match f {
@@ -401,5 +505,6 @@ fn rewrite(
             }
         });
     }
+    projection.extend((0..added).map(|i| Expr::col(g + outer_len + i)));
     calc::over(outer_node, None, Some(projection), schema.clone())
 }
