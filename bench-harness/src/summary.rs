@@ -152,6 +152,13 @@ pub fn render(o: &InsertOutcome) -> String {
             ms(k.time)
         );
     }
+    if r.restarts > 0 {
+        let _ = writeln!(
+            s,
+            "  restarts          {} (restart-strategy.type = fixed-delay; the figures are the last attempt's)",
+            r.restarts
+        );
+    }
     if let Some(p) = &r.savepoint {
         let _ = writeln!(s, "  savepoint         {}", p.display());
     }

@@ -59,13 +59,17 @@ pub enum OpError {
     /// a delta join).
     #[error("{0}")]
     Record(String),
+    /// A fault injected on purpose (`lab.fault.*`): a failure of the
+    /// execution, which a restart strategy may recover from.
+    #[error("{0}")]
+    Fault(String),
 }
 
 impl OpError {
     /// Whether the input is at fault (bad input) rather than the execution.
     pub fn is_bad_input(&self) -> bool {
         match self {
-            OpError::State(_) | OpError::Sink(_) => false,
+            OpError::State(_) | OpError::Sink(_) | OpError::Fault(_) => false,
             OpError::Lookup(e) => e.is_bad_input(),
             OpError::Source(e) => matches!(e, SourceError::BadInput(_)),
             OpError::Checkpoint(e) => e.is_bad_input(),

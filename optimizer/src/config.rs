@@ -53,6 +53,11 @@ pub const CHECKPOINTING_INTERVAL: &str = "execution.checkpointing.interval";
 pub const CHECKPOINTING_DIR: &str = "execution.checkpointing.dir";
 pub const CHECKPOINTING_NUM_RETAINED: &str = "execution.checkpointing.num-retained";
 pub const CHECKPOINTING_INCREMENTAL: &str = "execution.checkpointing.incremental";
+pub const RESTART_STRATEGY_TYPE: &str = "restart-strategy.type";
+pub const RESTART_FIXED_DELAY_ATTEMPTS: &str = "restart-strategy.fixed-delay.attempts";
+pub const RESTART_FIXED_DELAY_DELAY: &str = "restart-strategy.fixed-delay.delay";
+pub const LAB_FAULT_OPERATOR: &str = "lab.fault.operator";
+pub const LAB_FAULT_AFTER_RECORDS: &str = "lab.fault.after-records";
 pub const SAVEPOINT_PATH: &str = "execution.savepoint.path";
 pub const SAVEPOINT_IGNORE_UNCLAIMED_STATE: &str = "execution.savepoint.ignore-unclaimed-state";
 pub const ROCKSDB_BLOCK_CACHE_SIZE: &str = "state.backend.rocksdb.block.cache-size";
@@ -123,6 +128,7 @@ impl KeyInfo {
 }
 
 const AGG_PHASES: &[&str] = &["AUTO", "ONE_PHASE", "TWO_PHASE"];
+const RESTART_STRATEGIES: &[&str] = &["none", "off", "disable", "fixed-delay"];
 const DELTA_STRATEGIES: &[&str] = &["AUTO", "FORCE", "NONE"];
 const MATERIALIZE: &[&str] = &["NONE", "AUTO", "FORCE"];
 const BACKENDS: &[&str] = &["hashmap", "rocksdb"];
@@ -380,6 +386,29 @@ static KEYS: &[KeyInfo] = &[
          checkpoints, as Flink's does.",
     ),
     key(
+        RESTART_STRATEGY_TYPE,
+        ValueType::Enum(RESTART_STRATEGIES),
+        "none",
+        "What a run does when it fails (an injected fault, an IO or RocksDB \
+         error): none (also off, disable) fails the run; fixed-delay restarts \
+         it from the latest completed checkpoint (from the start when there \
+         is none), up to restart-strategy.fixed-delay.attempts times. Flink \
+         leaves it unset, which restarts with exponential-delay when \
+         checkpointing is on; the lab restarts only when asked.",
+    ),
+    key(
+        RESTART_FIXED_DELAY_ATTEMPTS,
+        ValueType::Integer { min: Some(0) },
+        "1",
+        "How many times fixed-delay restarts a failed run before it fails.",
+    ),
+    key(
+        RESTART_FIXED_DELAY_DELAY,
+        ValueType::Duration,
+        "1000 ms",
+        "How long fixed-delay waits (wall time) before a restart.",
+    ),
+    key(
         SAVEPOINT_PATH,
         ValueType::String,
         "",
@@ -526,6 +555,21 @@ static KEYS: &[KeyInfo] = &[
          added to every window it falls in, instead of per slice; the \
          global half of a two-phase one does the same with the local \
          half's slices. TUMBLE and SESSION are unchanged.",
+    ),
+    key(
+        LAB_FAULT_OPERATOR,
+        ValueType::String,
+        "",
+        "Injects a fault: the operator (its uid, or the start of its EXPLAIN \
+         line, e.g. GroupAggregate) that fails once lab.fault.after-records \
+         records have reached it; the fault strikes once per run (a \
+         restarted run does not meet it again); empty: none.",
+    ),
+    key(
+        LAB_FAULT_AFTER_RECORDS,
+        ValueType::Integer { min: Some(1) },
+        "1",
+        "The number of records reaching lab.fault.operator at which it fails.",
     ),
 ];
 
@@ -1104,6 +1148,29 @@ impl Config {
     /// `execution.savepoint.ignore-unclaimed-state`.
     pub fn savepoint_ignore_unclaimed_state(&self) -> bool {
         self.bool(SAVEPOINT_IGNORE_UNCLAIMED_STATE)
+    }
+
+    /// `restart-strategy.*`: how many restarts a failed run gets, and the
+    /// wait before each (none: no restart).
+    pub fn restart_strategy(&self) -> Option<(u32, Duration)> {
+        match self.enumeration(RESTART_STRATEGY_TYPE) {
+            "fixed-delay" => Some((
+                self.int(RESTART_FIXED_DELAY_ATTEMPTS)
+                    .clamp(0, u32::MAX as i64) as u32,
+                self.duration(RESTART_FIXED_DELAY_DELAY),
+            )),
+            _ => None,
+        }
+    }
+
+    /// `lab.fault.*`: the operator to fail and after how many records.
+    pub fn fault(&self) -> Option<(String, u64)> {
+        match self.setting(LAB_FAULT_OPERATOR) {
+            Setting::Str(s) if !s.is_empty() => {
+                Some((s.clone(), self.int(LAB_FAULT_AFTER_RECORDS).max(1) as u64))
+            }
+            _ => None,
+        }
     }
 
     /// `execution.checkpointing.incremental`.

@@ -29,6 +29,8 @@ use operators::state::{BackendKind, StateBackend};
 use std::path::Path;
 use std::sync::Arc;
 
+mod restart;
+
 /// A failure while running a script: bad input (exit code 2) or a
 /// failure of execution (IO, RocksDB, a full disk: exit code 3).
 #[derive(Debug, thiserror::Error)]
@@ -552,7 +554,7 @@ pub fn run_parsed_explaining(
                     .to_string(),
             )));
         }
-        outcomes.extend(run_job(
+        outcomes.extend(restart::run_restarting(
             script, plans, compiled, config, sources, base_dir, options, progress,
         )?);
     }
@@ -737,6 +739,11 @@ fn keep_late(
 /// planned with; the session's `config` chooses only where state lives,
 /// the operators' uids (`compiled`: the plans come from a compiled plan)
 /// and checkpoints.
+///
+/// `fault`: the operator to fail and when (`lab.fault.*`); `restarts`: how
+/// many times the run was restarted before this attempt, for its report;
+/// `failed`: where a failed run leaves what each sink received (when the
+/// changelog is kept), for the restart strategy to keep what was committed.
 #[allow(clippy::too_many_arguments)]
 fn run_job(
     script: &Script,
@@ -747,6 +754,9 @@ fn run_job(
     base_dir: &Path,
     options: RunOptions<'_>,
     progress: &mut dyn FnMut(&str, u64),
+    fault: Option<&(String, u64)>,
+    restarts: u32,
+    failed: &mut Vec<Vec<Change>>,
 ) -> Result<Vec<InsertOutcome>, RunError> {
     // A state directory that cannot be created is a failure of the disk,
     // not of the script.
@@ -771,6 +781,15 @@ fn run_job(
         set_uids(&mut job, &plans, &stages, config.uid_format());
     }
     set_schemas(&mut job, &plans, &stages);
+    if let Some((operator, after)) = fault {
+        job.inject_fault(operator, *after).map_err(|names| {
+            RunError::Input(PlanError::config(format!(
+                "'{}' = '{operator}' names no operator of the job; its operators: {}",
+                crate::config::LAB_FAULT_OPERATOR,
+                names.join("; ")
+            )))
+        })?;
+    }
     let checkpoints = checkpointing(&config);
     let from_savepoint = options
         .from_savepoint
@@ -863,13 +882,22 @@ fn run_job(
         .map(|p| p.sink.table.name.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let report = job.run(&mut |n| progress(&label, n)).map_err(|e| {
-        if e.is_bad_input() {
-            RunError::BadInput(e)
-        } else {
-            RunError::Execution(e.to_string())
+    let mut report = match job.run(&mut |n| progress(&label, n)) {
+        Ok(r) => r,
+        Err(e) => {
+            if options.keep_changelog {
+                *failed = (0..plans.len())
+                    .map(|k| job.sink(k).changelog().to_vec())
+                    .collect();
+            }
+            return Err(if e.is_bad_input() {
+                RunError::BadInput(e)
+            } else {
+                RunError::Execution(e.to_string())
+            });
         }
-    })?;
+    };
+    report.restarts = restarts;
     for (k, plan) in plans.iter().enumerate() {
         job.finish_sink(k)
             .map_err(|e| RunError::Execution(format!("sink '{}': {e}", plan.sink.table.name)))?;

@@ -85,6 +85,9 @@ fn entries_list_every_key_in_canonical_text() {
         ("execution.checkpointing.dir", ""),
         ("execution.checkpointing.num-retained", "1"),
         ("execution.checkpointing.incremental", "false"),
+        ("restart-strategy.type", "none"),
+        ("restart-strategy.fixed-delay.attempts", "1"),
+        ("restart-strategy.fixed-delay.delay", "1000 ms"),
         ("execution.savepoint.path", ""),
         ("execution.savepoint.ignore-unclaimed-state", "false"),
         ("state.backend.type", "hashmap"),
@@ -116,6 +119,8 @@ fn entries_list_every_key_in_canonical_text() {
         ("lab.delta-join.source-read-ahead", "1"),
         ("lab.optimizer.disabled-rules", ""),
         ("lab.window.slicing", "true"),
+        ("lab.fault.operator", ""),
+        ("lab.fault.after-records", "1"),
     ];
     let expected: Vec<(String, String)> = expected
         .iter()
@@ -127,7 +132,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 52);
+    assert_eq!(keys.len(), 57);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(

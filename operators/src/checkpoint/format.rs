@@ -3,7 +3,6 @@
 //! strings and rows in the state codec ([`crate::state::codec`]).
 
 use super::image::{NativeState, OperatorImage, StateImage};
-use super::native::NativeFile;
 use crate::state::codec::{decode_all, encode_into};
 use crate::value::Row;
 use std::collections::BTreeMap;
@@ -27,6 +26,17 @@ pub struct SinkImage {
     /// The sink's table and row type: a savepoint restores a sink's result
     /// and files only into a sink of the same schema.
     pub schema: String,
+}
+
+/// One RocksDB file of an incremental checkpoint (see `native.rs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NativeFile {
+    /// Its name in the database directory (`000012.sst`, `CURRENT`, ...).
+    pub name: String,
+    /// Where it is, relative to the checkpoint's `chk-<id>` directory:
+    /// `private/<name>` or `../shared/<run>-<name>`.
+    pub stored: String,
+    pub size: u64,
 }
 
 /// One completed checkpoint of a job.

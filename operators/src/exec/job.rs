@@ -1,6 +1,7 @@
 //! Building and running a job (see the module doc of [`super`]).
 
 mod checkpointing;
+mod fault;
 mod idleness;
 mod savepoint;
 
@@ -377,6 +378,7 @@ impl JobBuilder {
             resume: None,
             checkpoint_counts: Default::default(),
             shared_files: Default::default(),
+            fault: None,
             savepoint: None,
             savepoint_taken: None,
             non_restored: Vec::new(),
@@ -428,6 +430,8 @@ pub struct Job {
     checkpoint_counts: super::metrics::CheckpointCounts,
     /// The SST files this run's incremental checkpoints have shared.
     shared_files: crate::checkpoint::native::SharedFiles,
+    /// The fault to inject ([`Job::inject_fault`]), until it fires.
+    fault: Option<fault::Fault>,
     /// The savepoint to take ([`Job::take_savepoint`]), until taken.
     savepoint: Option<SavepointConfig>,
     /// Where the savepoint went.
@@ -921,6 +925,7 @@ impl Job {
                 Ok(())
             }
             Target::Stage(s, input) => {
+                self.check_fault(s, partitions.iter().map(|b| b.len() as u64).sum())?;
                 let stage = &mut self.stages[s];
                 let p = stage.subtasks.len();
                 if matches!(exchange, Exchange::Hash(_)) {
@@ -1085,6 +1090,7 @@ impl Job {
             checkpoints: self.checkpoint_counts,
             savepoint: self.savepoint_taken.clone(),
             non_restored: self.non_restored.clone(),
+            restarts: 0,
         }
     }
 }

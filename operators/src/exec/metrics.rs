@@ -141,6 +141,9 @@ pub struct JobReport {
     /// State the savepoint this run started from held and this job dropped
     /// (`--allow-non-restored-state`), one line per operator, source or sink.
     pub non_restored: Vec<String>,
+    /// Times the run was restarted after a failure (`restart-strategy.*`):
+    /// this report is the last attempt's.
+    pub restarts: u32,
 }
 
 /// Checkpoints a run took, their total and last size, and the time spent

@@ -8,7 +8,7 @@ use super::aggregate_calls::{call_text, partial_names};
 use super::build::{operator_stage, JobContext, Out};
 use super::check::{self, Check};
 use super::explain::{same, ExplainContext, ExplainNode};
-use super::window_aggregate::AttachedWindow;
+use super::window_attached::AttachedWindow;
 use super::PhysicalNode;
 use crate::error::Result;
 use crate::logical::{Field, Schema};

@@ -53,6 +53,7 @@ pub mod sink_materializer;
 pub mod source;
 pub mod union;
 pub mod window_aggregate;
+pub mod window_attached;
 pub mod window_deduplicate;
 pub mod window_join;
 pub mod window_rank;

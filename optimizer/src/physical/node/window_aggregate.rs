@@ -18,6 +18,7 @@ use super::build::{operator_stage, JobContext, Out};
 use super::check::{self, Check};
 use super::explain::{same, ExplainContext, ExplainNode};
 use super::local_window_aggregate::LocalWindowAggregate;
+pub use super::window_attached::AttachedWindow;
 use super::PhysicalNode;
 use crate::error::Result;
 use crate::physical::display::{list, name, unique_names};
@@ -55,29 +56,6 @@ pub struct WindowAggregate {
     /// `window_end` column (in the global half, the partials' window end).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attached: Option<AttachedWindow>,
-}
-
-/// The input's window columns of a window-attached aggregate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct AttachedWindow {
-    /// The `window_start` column (`None` in the global half, whose partials
-    /// carry the window end only).
-    pub window_start: Option<usize>,
-}
-
-impl AttachedWindow {
-    /// Flink's window description: `win_start=[s], win_end=[e]`, or
-    /// `win_end=[$window_end]` in the global half.
-    pub fn explain(&self, input: &[String], time_col: usize) -> String {
-        match self.window_start {
-            Some(s) => format!(
-                "win_start=[{}], win_end=[{}]",
-                name(input, s),
-                name(input, time_col)
-            ),
-            None => "win_end=[$window_end]".to_string(),
-        }
-    }
 }
 
 impl WindowAggregate {
