@@ -62,6 +62,7 @@ fn join(
         residual,
         schema: Schema { fields },
         hints: vec![],
+        lookup: None,
     }
 }
 
@@ -99,6 +100,7 @@ fn agg(input: LogicalPlan, group_by: &[usize], aggs: Vec<AggCall>) -> LogicalPla
         aggs,
         schema: Schema { fields },
         hints: vec![],
+        lookup: None,
     }
 }
 
