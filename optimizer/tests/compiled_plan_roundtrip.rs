@@ -184,6 +184,8 @@ fn every_example_round_trips_through_a_compiled_plan() {
         "user_activity_log.csv",
         "supplier_bids.csv",
         "group_window_late_fire.csv",
+        "lookup_users.csv",
+        "lookup_orders.csv",
     ] {
         std::fs::copy(examples().join(csv), base.join(csv)).unwrap();
     }
