@@ -102,8 +102,8 @@ fn bad_lookup_join_input_is_refused_where_it_is() {
             "configuration error at line 10, column 57: table 'users': 'lookup.partial-cache.cache-missing-key' = 'maybe' is not 'true' or 'false'",
         ),
         (
-            with_options(",\n  'lookup.partial-cache.max-rows' = '10'"),
-            "configuration error at line 10, column 57: table 'users': 'lookup.partial-cache.max-rows' is set but 'lookup.cache' is not 'PARTIAL'",
+            with_options(",\n  'lookup.cache' = 'NONE', 'lookup.partial-cache.max-rows' = '0'"),
+            "configuration error at line 10, column 57: table 'users': 'lookup.partial-cache.max-rows' = '0' is not a positive whole number",
         ),
         (
             with_options(",\n  'lookup.cache.size' = '10'"),

@@ -45,14 +45,12 @@ pub fn partial_cache(
     }
     let cache = options.get(CACHE).map(|v| v.trim().to_ascii_uppercase());
     match cache.as_deref() {
+        // The partial cache's options are read only for it (as Flink does):
+        // with NONE they are checked, and ignored.
         None | Some("NONE") => {
-            if let Some(k) = options
-                .keys()
-                .find(|k| k.starts_with("lookup.partial-cache."))
-            {
-                return Err(format!("'{k}' is set but '{CACHE}' is not 'PARTIAL'"));
-            }
-            return Ok(None);
+            let mut partial = options.clone();
+            partial.insert(CACHE.to_string(), "PARTIAL".to_string());
+            return partial_cache(&partial).map(|_| None);
         }
         Some("PARTIAL") => {}
         Some("FULL") => {
@@ -134,6 +132,10 @@ mod tests {
         assert!(!c.cache_missing_key);
         assert_eq!(partial_cache(&opts(&[])).unwrap(), None);
         assert_eq!(partial_cache(&opts(&[(CACHE, "NONE")])).unwrap(), None);
+        assert_eq!(
+            partial_cache(&opts(&[(CACHE, "none"), (MAX_ROWS, "10")])).unwrap(),
+            None
+        );
     }
 
     #[test]
@@ -144,7 +146,7 @@ mod tests {
             opts(&[(CACHE, "PARTIAL"), (MAX_ROWS, "-1")]),
             opts(&[(CACHE, "PARTIAL"), (EXPIRE_AFTER_ACCESS, "soon")]),
             opts(&[(CACHE, "PARTIAL"), (CACHE_MISSING_KEY, "yes")]),
-            opts(&[(MAX_ROWS, "10")]),
+            opts(&[(MAX_ROWS, "none")]),
             opts(&[("lookup.partial-cache.size", "10")]),
         ] {
             assert!(partial_cache(&bad).is_err(), "{bad:?}");

@@ -131,6 +131,8 @@ const PARAMS: &[(&str, &str)] = &[
     ("disorder", "2000"),
     ("windows", "10"),
     ("active", "10"),
+    ("cache", "PARTIAL"),
+    ("cache_rows", "100"),
 ];
 
 /// Generator options cut small, with their largest value.

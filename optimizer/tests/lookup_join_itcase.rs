@@ -172,7 +172,11 @@ fn join_temporal_table() {
         ID_LEN_CONTENT_NAME,
         "SELECT T.id, T.len, T.content, D.name FROM src AS T JOIN user_table \
          for system_time as of T.proctime AS D ON T.id = D.id",
-        &["1,12,Julian,Julian", "2,15,Hello,Jark", "3,15,Fabian,Fabian"],
+        &[
+            "1,12,Julian,Julian",
+            "2,15,Hello,Jark",
+            "3,15,Fabian,Fabian",
+        ],
     );
 }
 
@@ -323,7 +327,12 @@ fn left_join_temporal_table_on_multi_key_fields_with_null_data() {
         ID_LEN_NAME,
         "SELECT D.id, T.len, D.name FROM nullable_src AS T LEFT JOIN nullable_user_table \
          for system_time as of T.proctime AS D ON T.content = D.name AND T.id = D.id",
-        &["null,15,null", "3,15,Fabian", "null,11,null", "null,12,null"],
+        &[
+            "null,15,null",
+            "3,15,Fabian",
+            "null,11,null",
+            "null,12,null",
+        ],
     );
 }
 
