@@ -70,7 +70,7 @@ fn bad_lookup_join_input_is_refused_where_it_is() {
             "validation error at line 9, column 98: Temporal table join requires an equality condition on fields of table [default_catalog.default_database.users]",
         ),
         (
-            lookup("JOIN", "r.pt", "u.id = 1"),
+            lookup("JOIN", "r.pt", "r.id = r.len"),
             "validation error at line 9, column 98: Temporal table join requires an equality condition on fields of table [default_catalog.default_database.users]",
         ),
         (

@@ -205,6 +205,26 @@ pub struct Lookup {
     pub time_col: usize,
 }
 
+impl Lookup {
+    /// `(table column, constant)` when the conjunct `c` of the condition
+    /// over the left input's `nl` columns then the table's is `column =
+    /// literal` (either way round) on a column of the table: a lookup key
+    /// of its own (`ON d.id = 1`).
+    pub fn constant_equality(c: &Expr, nl: usize) -> Option<(usize, &operators::value::Value)> {
+        let Expr::Binary(operators::expr::BinOp::Eq, l, r) = c else {
+            return None;
+        };
+        match (l.as_ref(), r.as_ref()) {
+            (Expr::Column(col), Expr::Literal(v)) | (Expr::Literal(v), Expr::Column(col))
+                if *col >= nl =>
+            {
+                Some((*col - nl, v))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// A query hint, e.g. `/*+ MULTI_JOIN(a, b) */` or
 /// `/*+ STATE_TTL('a' = '1h') */`: positional args or key/value pairs.
 #[derive(Clone, Debug, PartialEq)]

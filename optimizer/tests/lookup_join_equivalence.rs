@@ -1,7 +1,8 @@
 //! Lookup joins materialise what the oracle computes (the join of the
 //! probe with the lookup table as it is): random probe and lookup rows
 //! (repeated keys, NULL keys, keys without a row), INNER and LEFT, keys on
-//! one and two columns, conditions on the table and across both sides,
+//! one and two columns and on constants, conditions on the table and
+//! across both sides,
 //! every cache setting (none; partial with 1, 2 and 100 rows; without
 //! caching missing keys; expiring), both backends, parallelism 1 and 4.
 //! The lookup table does not change while the job runs, so a cache may
@@ -26,7 +27,7 @@ const CACHES: [&str; 6] = [
     "'lookup.cache' = 'PARTIAL', 'lookup.partial-cache.expire-after-write' = '2 ms', 'lookup.partial-cache.expire-after-access' = '1 ms',",
 ];
 
-const QUERIES: [(&str, &str); 5] = [
+const QUERIES: [(&str, &str); 7] = [
     (
         "k INT, v INT, name STRING, w INT",
         "SELECT o.k, o.v, d.name, d.w FROM o JOIN dim FOR SYSTEM_TIME AS OF o.pt AS d ON o.k = d.id",
@@ -46,6 +47,14 @@ const QUERIES: [(&str, &str); 5] = [
     (
         "k INT, v INT, name STRING",
         "SELECT o.k, o.v, d.name FROM o LEFT JOIN dim FOR SYSTEM_TIME AS OF o.pt AS d ON o.k = d.id AND o.v = d.w AND o.v < 4",
+    ),
+    (
+        "k INT, name STRING",
+        "SELECT o.k, d.name FROM o LEFT JOIN dim FOR SYSTEM_TIME AS OF o.pt AS d ON d.id = 3",
+    ),
+    (
+        "k INT, v INT, name STRING",
+        "SELECT o.k, o.v, d.name FROM o JOIN dim FOR SYSTEM_TIME AS OF o.pt AS d ON o.k = d.id AND d.w = 2",
     ),
 ];
 

@@ -8,14 +8,12 @@
 //! Flink's size (`Long.MaxValue` rows) and of one row, on both state
 //! backends, at parallelism 1 and 4.
 //!
-//! Not ported, and why: the cases on constant lookup keys (`D.id = 1`,
-//! `3 = D.id`, `D.id = null`: the lab's lookup keys are column equalities),
-//! the ones on user-defined functions (`add`, `D.id + 4` as a key), the
-//! retry hints and lookup thresholds (`LOOKUP('retry-predicate' = ...)`,
-//! a connector that misses on purpose), custom shuffles, the full cache,
-//! `CURRENT_DATE`, the cache shared across subtasks (the lab's cache is
-//! per subtask), and the aggregate-then-lookup cases (`PROCTIME()` in a
-//! SELECT list). `testJoinTemporalTableWithUdfEqualFilter`'s `CONCAT` is
+//! Not ported, and why: the cases on user-defined functions (`add`,
+//! `D.id + 4` as a key), the retry hints and lookup thresholds
+//! (`LOOKUP('retry-predicate' = ...)`, a connector that misses on
+//! purpose), custom shuffles, the full cache, `CURRENT_DATE`, the cache
+//! shared across subtasks (the lab's cache is per subtask), and the
+//! aggregate-then-lookup cases (`PROCTIME()` in a SELECT list). `testJoinTemporalTableWithUdfEqualFilter`'s `CONCAT` is
 //! not a lab function: its filter is written with `UPPER` (same rows).
 //! Beyond Flink's cases: an updating probe, whose retractions are looked
 //! up again and emitted with their kind.
@@ -187,6 +185,78 @@ fn join_temporal_table_with_equal_filter() {
         "SELECT T.id, T.len, T.content, D.name FROM src AS T JOIN user_table for system_time as of T.proctime AS D \
          ON T.id = D.id WHERE UPPER(D.name) = 'JARK'",
         &["2,15,Hello,Jark"],
+    );
+}
+
+#[test]
+fn join_temporal_table_on_constant_key() {
+    expect(
+        ID_LEN_CONTENT_NAME,
+        "SELECT T.id, T.len, T.content, D.name FROM src AS T JOIN user_table \
+         for system_time as of T.proctime AS D ON D.id = 1",
+        &[
+            "1,12,Julian,Julian",
+            "2,15,Hello,Julian",
+            "3,15,Fabian,Julian",
+            "8,11,Hello world,Julian",
+            "9,12,Hello world!,Julian",
+        ],
+    );
+}
+
+#[test]
+fn join_temporal_table_on_multi_key_fields_with_constant_key() {
+    expect(
+        ID_LEN_NAME,
+        "SELECT T.id, T.len, D.name FROM src AS T JOIN user_table \
+         for system_time as of T.proctime AS D ON T.content = D.name AND 3 = D.id",
+        &["3,15,Fabian"],
+    );
+}
+
+#[test]
+fn join_temporal_table_on_multi_key_fields_with_string_constant_key() {
+    expect(
+        ID_LEN_NAME,
+        "SELECT T.id, T.len, D.name FROM src AS T JOIN user_table \
+         for system_time as of T.proctime AS D ON D.name = 'Fabian' AND T.id = D.id",
+        &["3,15,Fabian"],
+    );
+}
+
+#[test]
+fn join_temporal_table_on_multi_constant_key() {
+    expect(
+        ID_LEN_NAME,
+        "SELECT T.id, T.len, D.name FROM src AS T JOIN user_table \
+         for system_time as of T.proctime AS D ON D.name = 'Fabian' AND 3 = D.id",
+        &[
+            "1,12,Fabian",
+            "2,15,Fabian",
+            "3,15,Fabian",
+            "8,11,Fabian",
+            "9,12,Fabian",
+        ],
+    );
+}
+
+#[test]
+fn join_temporal_table_on_null_constant_key() {
+    expect(
+        "id BIGINT, len INT, content STRING",
+        "SELECT T.id, T.len, T.content FROM nullable_src AS T JOIN nullable_user_table \
+         for system_time as of T.proctime AS D ON D.id = null",
+        &[],
+    );
+}
+
+#[test]
+fn join_temporal_table_on_multi_key_fields_with_null_constant_key() {
+    expect(
+        ID_LEN_NAME,
+        "SELECT T.id, T.len, D.name FROM src AS T JOIN user_table \
+         for system_time as of T.proctime AS D ON T.content = D.name AND null = D.id",
+        &[],
     );
 }
 

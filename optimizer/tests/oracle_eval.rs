@@ -100,7 +100,6 @@ fn agg(input: LogicalPlan, group_by: &[usize], aggs: Vec<AggCall>) -> LogicalPla
         aggs,
         schema: Schema { fields },
         hints: vec![],
-        lookup: None,
     }
 }
 

@@ -29,6 +29,9 @@ pub struct LookupJoinSpec {
     /// The probe columns whose values are looked up, in the order of the
     /// dimension table's key.
     pub probe_keys: Vec<usize>,
+    /// Constants the rest of the dimension table's key equals
+    /// (`ON d.id = 1`), after the probe columns'.
+    pub constant_key: Vec<Value>,
     /// Columns of a dimension row.
     pub dim_arity: usize,
     /// Keeps a looked-up row (over the dimension row's columns): Flink's
@@ -62,7 +65,7 @@ impl LookupJoinOperator {
                 spec.join_type
             )));
         }
-        if spec.probe_keys.is_empty() {
+        if spec.probe_keys.is_empty() && spec.constant_key.is_empty() {
             return Err(OpError::Spec("a lookup join needs a lookup key".into()));
         }
         Ok(LookupJoinOperator {
@@ -82,6 +85,7 @@ impl LookupJoinOperator {
         self.key.clear();
         self.key
             .extend(s.probe_keys.iter().map(|&c| change.row[c].clone()));
+        self.key.extend(s.constant_key.iter().cloned());
         let mut matched = false;
         if !self.key.iter().any(Value::is_null) {
             self.lookups += 1;
@@ -167,6 +171,7 @@ mod tests {
         LookupJoinSpec {
             join_type,
             probe_keys: vec![0],
+            constant_key: Vec::new(),
             dim_arity: 2,
             dim_filter: None,
             condition: None,

@@ -443,6 +443,29 @@ fn lookup_join(
         c.columns(&mut cols);
         !cols.is_empty() && cols.iter().all(|&x| x >= lw)
     });
+    // A table column equal to a constant of its type is a lookup key too
+    // (the equality also stays in the filter, as Flink prints it).
+    let dim_types = def.schema.types();
+    let mut constant_keys: Vec<(usize, operators::value::Value)> = Vec::new();
+    for c in &on_table {
+        let Some((col, v)) = crate::logical::Lookup::constant_equality(c, lw) else {
+            continue;
+        };
+        let fits = match v {
+            operators::value::Value::Null => true,
+            operators::value::Value::Int(_) => dim_types[col].is_integer(),
+            operators::value::Value::Str(_) => dim_types[col] == DataType::String,
+            _ => false,
+        };
+        if fits && !right_keys.contains(&col) && !constant_keys.iter().any(|(k, _)| *k == col) {
+            constant_keys.push((col, v.clone()));
+        }
+    }
+    if left_keys.is_empty() && constant_keys.is_empty() {
+        return Err(PlanError::validation(format!(
+            "Temporal table join requires an equality condition on fields of table [default_catalog.default_database.{table}]: no column of '{table}' equals a column of the left input or a constant of its type"
+        )));
+    }
     let and = |v: Vec<Expr>| v.into_iter().reduce(|a, b| Expr::bin(BinOp::And, a, b));
     let join_type = match kind {
         JoinKind::Inner => JoinType::Inner,
@@ -458,6 +481,7 @@ fn lookup_join(
         join_type,
         probe_keys: left_keys.clone(),
         lookup_keys: right_keys.clone(),
+        constant_keys,
         table_filter: and(on_table).map(|f| f.replace_columns(&|c| Expr::col(c - lw))),
         condition: and(rest),
         time_col: lookup.time_col,

@@ -13,6 +13,7 @@ use super::rank::time_attribute;
 use super::system_time::ARGUMENT;
 use crate::error::PlanError;
 use crate::logical::{Field, JoinKind, LogicalPlan, Lookup};
+use operators::expr::Expr;
 use operators::rank::deduplicate::DedupOrder;
 use sqlparser::ast::{self, Spanned};
 
@@ -41,6 +42,14 @@ pub(super) fn system_time_of(tf: &ast::TableFactor) -> Option<(ast::TableFactor,
         *args = None;
     }
     Some((plain, time))
+}
+
+/// Whether a conjunct equates a column of the table (at `nl` and after)
+/// with a constant: a lookup key of its own (`ON d.id = 1`).
+pub(super) fn constant_key(conjuncts: &[Expr], nl: usize) -> bool {
+    conjuncts
+        .iter()
+        .any(|c| Lookup::constant_equality(c, nl).is_some())
 }
 
 /// `FOR SYSTEM_TIME AS OF` where it cannot be: not on a JOIN's right side.

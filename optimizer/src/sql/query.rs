@@ -980,7 +980,23 @@ impl<'a> QueryBinder<'a> {
         let cond = Ctx::plain(&scope, "ON").bind_predicate(on)?;
         let mut conjuncts = Vec::new();
         split_and(cond.expr, &mut conjuncts);
-        let keys = join_keys(conjuncts, nl, &scope.fields);
+        let keys = match &system_time {
+            // A lookup may be keyed by constants alone (`ON d.id = 1`): no
+            // column pair, the whole condition left to the planner.
+            Some(_) if super::lookup_join::constant_key(&conjuncts, nl) => {
+                match join_keys(conjuncts.clone(), nl, &scope.fields) {
+                    Ok(k) => Ok(k),
+                    Err(_) => Ok((
+                        Vec::new(),
+                        Vec::new(),
+                        conjuncts
+                            .into_iter()
+                            .reduce(|a, b| Expr::bin(BinOp::And, a, b)),
+                    )),
+                }
+            }
+            _ => join_keys(conjuncts, nl, &scope.fields),
+        };
         let lookup = match &system_time {
             Some((_, time)) => Some(super::lookup_join::bind(
                 self.catalog,

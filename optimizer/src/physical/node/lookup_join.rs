@@ -31,7 +31,7 @@ use operators::changelog::{ChangelogMode, RowKind};
 use operators::expr::Expr;
 use operators::join::{JoinType, LookupJoinOperator, LookupJoinSpec};
 use operators::lookup::{DimensionTable, PartialCacheOptions};
-use operators::value::DataType;
+use operators::value::{DataType, Value};
 use std::sync::Arc;
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -43,6 +43,10 @@ pub struct LookupJoin {
     /// Probe columns equal to the table's `lookup_keys`, pair by pair.
     pub probe_keys: Vec<usize>,
     pub lookup_keys: Vec<usize>,
+    /// Table columns equal to a constant (`ON d.id = 1`): the rest of the
+    /// lookup key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constant_keys: Vec<(usize, Value)>,
     /// Keeps a looked-up row: the conditions on the table's columns only,
     /// over its columns (Flink's Calc on the temporal table).
     pub table_filter: Option<Expr>,
@@ -64,9 +68,21 @@ impl LookupJoin {
     pub fn unique_key(&self, probe: &PhysicalNode) -> Option<Vec<usize>> {
         let pk = self.table.primary_key.as_ref()?;
         pk.iter()
-            .all(|c| self.lookup_keys.contains(c))
+            .all(|c| self.key_columns().contains(c))
             .then(|| probe.unique_key.clone())
             .flatten()
+    }
+}
+
+impl LookupJoin {
+    /// The table's columns a lookup gives: those equal to probe columns,
+    /// then those equal to constants.
+    pub fn key_columns(&self) -> Vec<usize> {
+        self.lookup_keys
+            .iter()
+            .copied()
+            .chain(self.constant_keys.iter().map(|(c, _)| *c))
+            .collect()
     }
 }
 
@@ -103,18 +119,25 @@ impl NodeSpec for LookupJoin {
         e.attrs.push(same("table", qualified(&self.table.name)));
         e.attrs
             .push(same("joinType", join_type_name(self.join_type)));
-        let mut pairs: Vec<(usize, usize)> = self
+        let mut pairs: Vec<(usize, Expr)> = self
             .lookup_keys
             .iter()
-            .copied()
-            .zip(self.probe_keys.iter().copied())
+            .zip(&self.probe_keys)
+            .map(|(&d, &p)| (d, Expr::col(p)))
+            .chain(
+                self.constant_keys
+                    .iter()
+                    .map(|(d, v)| (*d, Expr::lit(v.clone()))),
+            )
             .collect();
-        pairs.sort_unstable();
-        let lookup: Vec<String> = pairs
-            .iter()
-            .map(|&(d, p)| format!("{}={}", dim[d], probe[p]))
-            .collect();
-        e.attrs.push(same("lookup", lookup.join(", ")));
+        pairs.sort_by_key(|(d, _)| *d);
+        e.attrs.push(exprs("lookup", |s| {
+            pairs
+                .iter()
+                .map(|(d, e)| format!("{}={}", dim[*d], render(e, &probe, s)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }));
         if let Some(f) = &self.table_filter {
             e.attrs.push(exprs("where", |s| render(f, &dim, s)));
         }
@@ -142,11 +165,19 @@ impl NodeSpec for LookupJoin {
                 "a lookup join is INNER or LEFT",
             ));
         }
-        if self.probe_keys.is_empty() {
+        if self.probe_keys.is_empty() && self.constant_keys.is_empty() {
             return Err(check::invalid(
                 check::field(node, "probe_keys"),
                 "a lookup join needs at least one key",
             ));
+        }
+        for (i, (c, _)) in self.constant_keys.iter().enumerate() {
+            check::column(
+                &format!("{}[{i}]", check::field(node, "constant_keys")),
+                *c,
+                dim.len(),
+                "the table",
+            )?;
         }
         check::length(
             &check::field(node, "lookup_keys"),
@@ -198,10 +229,11 @@ impl NodeSpec for LookupJoin {
     }
 
     fn build(&self, node: &PhysicalNode, _id: usize, ctx: &mut dyn JobContext) -> Result<Out> {
-        let table = Arc::new(read_table(&self.table, &self.lookup_keys, ctx)?);
+        let table = Arc::new(read_table(&self.table, &self.key_columns(), ctx)?);
         let spec = LookupJoinSpec {
             join_type: self.join_type,
             probe_keys: self.probe_keys.clone(),
+            constant_key: self.constant_keys.iter().map(|(_, v)| v.clone()).collect(),
             dim_arity: self.table.schema.len(),
             dim_filter: self.table_filter.clone(),
             condition: self.condition.clone(),
