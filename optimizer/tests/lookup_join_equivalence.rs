@@ -81,7 +81,10 @@ fn key() -> impl Strategy<Value = Value> {
     ]
 }
 
-fn inputs() -> impl Strategy<Value = (Vec<(Value, i64)>, Vec<(Value, u8, i64)>)> {
+/// Probe rows `(k, v)` and lookup rows `(id, name number, w)`.
+type Inputs = (Vec<(Value, i64)>, Vec<(Value, u8, i64)>);
+
+fn inputs() -> impl Strategy<Value = Inputs> {
     (
         prop::collection::vec((key(), 0i64..5), 0..40),
         prop::collection::vec((key(), 0u8..4, 0i64..5), 0..12),
