@@ -206,8 +206,8 @@ pub fn render(o: &InsertOutcome) -> String {
 }
 
 /// Join-specific lines: how much join state is intermediate results (kept
-/// by a binary chain, not by MultiJoin), recomputation cost, and delta join
-/// lookups.
+/// by a binary chain, not by MultiJoin), recomputation cost, delta join
+/// lookups, and lookup joins' lookups and cache hits.
 fn join_summary(o: &InsertOutcome, s: &mut String) {
     use optimizer::physical::node::JoinRole;
     let nodes = o.plan.root.stage_nodes();
