@@ -213,8 +213,8 @@ pub fn render(o: &InsertOutcome) -> String {
 }
 
 /// Join-specific lines: how much join state is intermediate results (kept
-/// by a binary chain, not by MultiJoin), recomputation cost, and delta join
-/// lookups.
+/// by a binary chain, not by MultiJoin), recomputation cost, delta join
+/// lookups, and lookup joins' lookups and cache hits.
 fn join_summary(o: &InsertOutcome, s: &mut String) {
     use optimizer::physical::node::JoinRole;
     let nodes = o.plan.root.stage_nodes();
@@ -266,6 +266,23 @@ fn join_summary(o: &InsertOutcome, s: &mut String) {
                     rate("right"),
                     count(stage.counter("duplicates") as f64),
                     count(stage.state_entries() as f64)
+                );
+            }
+            Some(JoinRole::LooksUpTable) => {
+                let lookups = stage.counter("lookups");
+                let hits = stage.counter("lookup_cache_hits");
+                let rate = if lookups == 0 {
+                    "n/a".to_string()
+                } else {
+                    format!("{:.1}%", 100.0 * hits as f64 / lookups as f64)
+                };
+                let _ = writeln!(
+                    s,
+                    "  [{}] lookup join: {} lookups, cache hit rate {rate}, {} went to the table, {} rows read from it",
+                    i + 1,
+                    count(lookups as f64),
+                    count(stage.counter("lookup_store_lookups") as f64),
+                    count(stage.counter("lookup_store_rows") as f64)
                 );
             }
             None => {}

@@ -22,6 +22,7 @@ const CHECKED: &[&str] = &[
     "window-strategies",
     "interval-vs-regular-join",
     "checkpoint-cost",
+    "lookup-cache",
 ];
 
 /// Specs with variants on Flink: `tests/flink_engine.rs` runs them on its
@@ -500,6 +501,50 @@ fn incremental_checkpoints_write_what_changed_full_ones_the_whole_state() {
         written(&lo, "full-rocksdb")
     );
     assert!(written(&hi, "incremental-rocksdb") > written(&lo, "incremental-rocksdb"));
+}
+
+#[test]
+fn lookup_cache_hits_grow_with_cache_size_and_skew() {
+    let r = run_quick("lookup-cache");
+    let (small, large) = (r.min_value("cache_rows"), r.max_value("cache_rows"));
+    let (flat, steep) = (r.min_value("skew"), r.max_value("skew"));
+    assert_ne!(small, large, "quick sweeps two cache sizes");
+    assert_ne!(flat, steep, "quick sweeps two skews");
+    let row = |cache: &str, rows: &str, skew: &str| {
+        r.one(&[("cache", cache), ("cache_rows", rows), ("skew", skew)])
+    };
+    let rate =
+        |cache: &str, rows: &str, skew: &str| row(cache, rows, skew).num("lookup_cache_hit_rate");
+    for skew in [&flat, &steep] {
+        for rows in [&small, &large] {
+            // Without a cache every order is a lookup of the table.
+            assert_eq!(rate("NONE", rows, skew), 0.0, "{rows} {skew}");
+            let none = row("NONE", rows, skew);
+            assert_eq!(none.num("lookup_store_lookups"), none.num("input_rows"));
+            // A hit is a lookup the table did not get (the rate is
+            // written with four digits).
+            let partial = row("PARTIAL", rows, skew);
+            let lookups = partial.num("input_rows");
+            let hits = rate("PARTIAL", rows, skew) * lookups;
+            let misses = partial.num("lookup_store_lookups");
+            assert!(
+                (misses - (lookups - hits)).abs() <= 1.0,
+                "{rows} {skew}: {misses} misses, {hits} hits"
+            );
+        }
+        // A larger cache keeps more of the hot keys.
+        assert!(
+            rate("PARTIAL", &large, skew) > rate("PARTIAL", &small, skew),
+            "skew {skew}"
+        );
+    }
+    // The hotter the keys, the more a cache of either size answers.
+    for rows in [&small, &large] {
+        assert!(
+            rate("PARTIAL", rows, &steep) > rate("PARTIAL", rows, &flat),
+            "cache {rows}"
+        );
+    }
 }
 
 #[test]

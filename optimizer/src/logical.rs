@@ -195,6 +195,36 @@ impl TableDef {
     }
 }
 
+/// What makes a join a lookup join: the processing-time attribute of the
+/// left input its `FOR SYSTEM_TIME AS OF` names. Its result is the join
+/// with the right table as it is (the lab's lookup tables are bounded and
+/// read once), which is how the oracle evaluates it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lookup {
+    /// The left input's column.
+    pub time_col: usize,
+}
+
+impl Lookup {
+    /// `(table column, constant)` when the conjunct `c` of the condition
+    /// over the left input's `nl` columns then the table's is `column =
+    /// literal` (either way round) on a column of the table: a lookup key
+    /// of its own (`ON d.id = 1`).
+    pub fn constant_equality(c: &Expr, nl: usize) -> Option<(usize, &operators::value::Value)> {
+        let Expr::Binary(operators::expr::BinOp::Eq, l, r) = c else {
+            return None;
+        };
+        match (l.as_ref(), r.as_ref()) {
+            (Expr::Column(col), Expr::Literal(v)) | (Expr::Literal(v), Expr::Column(col))
+                if *col >= nl =>
+            {
+                Some((*col - nl, v))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// A query hint, e.g. `/*+ MULTI_JOIN(a, b) */` or
 /// `/*+ STATE_TTL('a' = '1h') */`: positional args or key/value pairs.
 #[derive(Clone, Debug, PartialEq)]
@@ -233,6 +263,10 @@ pub enum LogicalPlan {
         schema: Schema,
         /// Hints attached to the SELECT this join belongs to.
         hints: Vec<Hint>,
+        /// `JOIN dim FOR SYSTEM_TIME AS OF l.proc_time`: the right input is
+        /// a table scan looked up per left row (a lookup join); `None` for
+        /// a regular join.
+        lookup: Option<Lookup>,
     },
     /// A window TVF (`TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size))`): the
     /// input's columns, then `window_start`, `window_end` and `window_time`

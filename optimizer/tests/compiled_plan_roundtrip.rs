@@ -131,6 +131,8 @@ const PARAMS: &[(&str, &str)] = &[
     ("disorder", "2000"),
     ("windows", "10"),
     ("active", "10"),
+    ("cache", "PARTIAL"),
+    ("cache_rows", "100"),
 ];
 
 /// Generator options cut small, with their largest value.
@@ -184,6 +186,8 @@ fn every_example_round_trips_through_a_compiled_plan() {
         "user_activity_log.csv",
         "supplier_bids.csv",
         "group_window_late_fire.csv",
+        "lookup_users.csv",
+        "lookup_orders.csv",
     ] {
         std::fs::copy(examples().join(csv), base.join(csv)).unwrap();
     }

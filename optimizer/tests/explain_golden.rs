@@ -31,6 +31,8 @@ const PARAMS: &[(&str, &str)] = &[
     ("disorder", "2000"),
     ("windows", "10"),
     ("active", "10"),
+    ("cache", "PARTIAL"),
+    ("cache_rows", "100"),
 ];
 
 /// `(script, variant, settings)`.

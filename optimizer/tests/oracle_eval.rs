@@ -62,6 +62,7 @@ fn join(
         residual,
         schema: Schema { fields },
         hints: vec![],
+        lookup: None,
     }
 }
 

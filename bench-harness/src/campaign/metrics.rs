@@ -308,6 +308,43 @@ pub static METRICS: &[Metric] = &[
             (requests > 0).then(|| hits as f64 / requests as f64)
         },
     ),
+    // The lookup joins' cache hits over their lookups (`lookup_cache_hits`
+    // and `lookups` of the lookup join operator); 0 without a cache, empty
+    // for a job without a lookup join.
+    m(
+        "lookup_cache_hit_rate",
+        "lookup cache hit rate",
+        "hits/lookup",
+        |s| {
+            // (A delta join counts `lookups` too: only lookup joins' stages.)
+            let (mut hits, mut lookups) = (0u64, 0u64);
+            for st in &s.report.stages {
+                if st.counters.iter().any(|(n, _)| n == "lookup_store_lookups") {
+                    hits += st.counter("lookup_cache_hits");
+                    lookups += st.counter("lookups");
+                }
+            }
+            (lookups > 0).then(|| hits as f64 / lookups as f64)
+        },
+    ),
+    // Lookups that went to the lookup table (the cache's misses, or every
+    // lookup without a cache): the load on the external system.
+    m(
+        "lookup_store_lookups",
+        "lookups sent to the table",
+        "lookups",
+        |s| {
+            let mut joins = false;
+            let mut total = 0u64;
+            for st in &s.report.stages {
+                if st.counters.iter().any(|(n, _)| n == "lookup_store_lookups") {
+                    joins = true;
+                    total += st.counter("lookup_store_lookups");
+                }
+            }
+            joins.then_some(total as f64)
+        },
+    ),
     // Records the window operators dropped as late (their
     // `numLateRecordsDropped`, Flink's metric of the same name); empty for
     // a job without a window operator.

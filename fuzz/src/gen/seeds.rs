@@ -32,6 +32,7 @@ fn param_value(name: &str) -> &'static str {
         "skew" => "1.1",
         "hot_share" | "update_ratio" => "0.5",
         "rows" => "200",
+        "cache" => "PARTIAL",
         _ => "3",
     }
 }

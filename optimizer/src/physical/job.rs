@@ -43,10 +43,11 @@ impl SourceProvider for ConnectorSources {
 }
 
 /// The options a table's connector reads: all but the lab's own `index.*`
-/// options, which describe the table in the index-lookup store.
+/// options, which describe the table in the index-lookup store, and the
+/// `lookup.*` options of a lookup join's cache (`lookup_options.rs`).
 pub fn connector_options(table: &TableDef) -> std::collections::BTreeMap<String, String> {
     let mut options = table.options.clone();
-    options.retain(|k, _| !k.starts_with("index."));
+    options.retain(|k, _| !k.starts_with("index.") && !crate::lookup_options::is_lookup_option(k));
     options
 }
 

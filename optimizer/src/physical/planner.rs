@@ -31,6 +31,7 @@ use super::node::group_aggregate::GroupAggregate;
 use super::node::group_window_aggregate::GroupWindowAggregate;
 use super::node::interval_join::IntervalJoin;
 use super::node::join::{Join, JoinHints};
+use super::node::lookup_join::LookupJoin;
 use super::node::rank::{Rank, RankSettings};
 use super::node::source::Source;
 use super::node::union::Union;
@@ -48,7 +49,7 @@ use crate::error::{PlanError, Result};
 use crate::logical::{AggCall, AggFunc, Field, InsertStatement, JoinKind, LogicalPlan, Schema};
 use operators::agg::{AggKind, AggSpec};
 use operators::changelog::SinkEncoding;
-use operators::expr::Expr;
+use operators::expr::{BinOp, Expr};
 use operators::join::JoinStateLayout;
 use operators::join::JoinType;
 use operators::rank::deduplicate::{DedupOrder, Keep};
@@ -345,7 +346,12 @@ fn translate(
             residual,
             schema,
             hints,
+            lookup,
         } => {
+            if let Some(lookup) = lookup {
+                let probe = translate(left, catalog, config)?;
+                return lookup_join(probe, plan, right, lookup, catalog, config);
+            }
             let mut multi_join: Vec<String> = Vec::new();
             for hint in hints
                 .iter()
@@ -398,6 +404,112 @@ fn translate(
             Join::over(l, r, join, schema.clone(), config.parallelism())
         }
     })
+}
+
+/// A lookup join (`JOIN dim FOR SYSTEM_TIME AS OF o.pt`) of the probe
+/// `probe` with the table `right` scans: the conditions on the table's
+/// columns only filter the looked-up rows (Flink's Calc on the temporal
+/// table), the rest stays the join condition; the cache is the table's
+/// `lookup.*` options.
+fn lookup_join(
+    probe: PhysicalNode,
+    plan: &LogicalPlan,
+    right: &LogicalPlan,
+    lookup: &crate::logical::Lookup,
+    catalog: &dyn CatalogView,
+    config: &Config,
+) -> Result<PhysicalNode> {
+    let LogicalPlan::Join {
+        kind,
+        left_keys,
+        right_keys,
+        residual,
+        schema,
+        ..
+    } = plan
+    else {
+        return Err(PlanError::plan("a lookup join is a join"));
+    };
+    let LogicalPlan::Scan { table, .. } = right else {
+        return Err(PlanError::plan("a lookup join looks up a table scan"));
+    };
+    let def = catalog
+        .table(table)
+        .ok_or_else(|| PlanError::validation(format!("unknown table '{table}'")))?;
+    let cache = crate::lookup_options::partial_cache(&def.options)
+        .map_err(|e| PlanError::config(format!("table '{table}': {e}")))?;
+    let lw = probe.schema.len();
+    let mut conjuncts = Vec::new();
+    if let Some(r) = residual {
+        split_conjuncts(r, &mut conjuncts);
+    }
+    let (on_table, rest): (Vec<Expr>, Vec<Expr>) = conjuncts.into_iter().partition(|c| {
+        let mut cols = Vec::new();
+        c.columns(&mut cols);
+        !cols.is_empty() && cols.iter().all(|&x| x >= lw)
+    });
+    // A table column equal to a constant of its type is a lookup key too
+    // (the equality also stays in the filter, as Flink prints it).
+    let dim_types = def.schema.types();
+    let mut constant_keys: Vec<(usize, operators::value::Value)> = Vec::new();
+    for c in &on_table {
+        let Some((col, v)) = crate::logical::Lookup::constant_equality(c, lw) else {
+            continue;
+        };
+        let fits = match v {
+            operators::value::Value::Null => true,
+            operators::value::Value::Int(_) => dim_types[col].is_integer(),
+            operators::value::Value::Str(_) => dim_types[col] == DataType::String,
+            _ => false,
+        };
+        if fits && !right_keys.contains(&col) && !constant_keys.iter().any(|(k, _)| *k == col) {
+            constant_keys.push((col, v.clone()));
+        }
+    }
+    if left_keys.is_empty() && constant_keys.is_empty() {
+        return Err(PlanError::validation(format!(
+            "Temporal table join requires an equality condition on fields of table [default_catalog.default_database.{table}]: no column of '{table}' equals a column of the left input or a constant of its type"
+        )));
+    }
+    let and = |v: Vec<Expr>| v.into_iter().reduce(|a, b| Expr::bin(BinOp::And, a, b));
+    let join_type = match kind {
+        JoinKind::Inner => JoinType::Inner,
+        JoinKind::Left => JoinType::Left,
+        other => {
+            return Err(PlanError::unsupported(format!(
+                "a lookup join is INNER or LEFT, not {other}"
+            )))
+        }
+    };
+    let node = LookupJoin {
+        table: def.clone(),
+        join_type,
+        probe_keys: left_keys.clone(),
+        lookup_keys: right_keys.clone(),
+        constant_keys,
+        table_filter: and(on_table).map(|f| f.replace_columns(&|c| Expr::col(c - lw))),
+        condition: and(rest),
+        time_col: lookup.time_col,
+        cache,
+    };
+    let unique_key = node.unique_key(&probe);
+    Ok(PhysicalNode::new(
+        node,
+        vec![probe],
+        schema.clone(),
+        unique_key,
+        config.parallelism(),
+    ))
+}
+
+fn split_conjuncts(e: &Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Binary(BinOp::And, l, r) => {
+            split_conjuncts(l, out);
+            split_conjuncts(r, out);
+        }
+        other => out.push(other.clone()),
+    }
 }
 
 /// A join of two windowed inputs (window TVFs, or window aggregates, with

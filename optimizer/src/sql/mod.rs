@@ -24,11 +24,13 @@ mod explain;
 mod expr;
 mod group_window;
 mod hints;
+mod lookup_join;
 mod names;
 mod nesting;
 mod query;
 mod rank;
 mod script;
+mod system_time;
 mod time_clauses;
 mod types;
 mod window_tvf;
@@ -288,7 +290,7 @@ fn table_arguments_as_names(text: &str) -> String {
 }
 
 fn parse_one(raw: &script::RawStatement) -> Result<ast::Statement, PlanError> {
-    let text = table_arguments_as_names(&raw.text);
+    let text = system_time::as_named_argument(&table_arguments_as_names(&raw.text));
     let mut stmts = sqlparser::parser::Parser::new(&GenericDialect {})
         .try_with_sql(&text)
         .and_then(|mut p| p.parse_statements())

@@ -698,6 +698,9 @@ impl<'a> QueryBinder<'a> {
                 sample,
                 ..
             } => {
+                if super::lookup_join::system_time_of(tf).is_some() {
+                    return Err(super::lookup_join::misplaced(tf));
+                }
                 if args.is_some() {
                     return Err(unsupported("table functions are not supported", tf));
                 }
@@ -853,6 +856,7 @@ impl<'a> QueryBinder<'a> {
                     fields: join_fields,
                 },
                 hints: hints.to_vec(),
+                lookup: None,
             };
             width = end;
         }
@@ -950,7 +954,11 @@ impl<'a> QueryBinder<'a> {
                 ))
             }
         };
-        let (right, right_fields) = self.bind_factor(rel, hints, names)?;
+        let system_time = super::lookup_join::system_time_of(rel);
+        let (right, right_fields) = match &system_time {
+            Some((plain, _)) => self.bind_factor(plain, hints, names)?,
+            None => self.bind_factor(rel, hints, names)?,
+        };
         let nl = left_fields.len();
         // A side the other side's unmatched rows pad with NULLs.
         let mut fields: Vec<Field> = left_fields
@@ -972,7 +980,38 @@ impl<'a> QueryBinder<'a> {
         let cond = Ctx::plain(&scope, "ON").bind_predicate(on)?;
         let mut conjuncts = Vec::new();
         split_and(cond.expr, &mut conjuncts);
-        let (left_keys, right_keys, residual) = match join_keys(conjuncts, nl, &scope.fields) {
+        let keys = match &system_time {
+            // A lookup may be keyed by constants alone (`ON d.id = 1`): no
+            // column pair, the whole condition left to the planner.
+            Some(_) if super::lookup_join::constant_key(&conjuncts, nl) => {
+                match join_keys(conjuncts.clone(), nl, &scope.fields) {
+                    Ok(k) => Ok(k),
+                    Err(_) => Ok((
+                        Vec::new(),
+                        Vec::new(),
+                        conjuncts
+                            .into_iter()
+                            .reduce(|a, b| Expr::bin(BinOp::And, a, b)),
+                    )),
+                }
+            }
+            _ => join_keys(conjuncts, nl, &scope.fields),
+        };
+        let lookup = match &system_time {
+            Some((_, time)) => Some(super::lookup_join::bind(
+                self.catalog,
+                &left,
+                &scope.fields[..nl],
+                &right,
+                rel,
+                kind,
+                time,
+                on,
+                keys.is_ok(),
+            )?),
+            None => None,
+        };
+        let (left_keys, right_keys, residual) = match keys {
             Ok(k) => k,
             Err(Some(mismatched)) => return Err(unsupported(mismatched, on)),
             Err(None) => {
@@ -995,6 +1034,7 @@ impl<'a> QueryBinder<'a> {
                 fields: scope.fields.clone(),
             },
             hints: hints.to_vec(),
+            lookup,
         };
         Ok((plan, scope.fields))
     }

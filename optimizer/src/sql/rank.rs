@@ -434,7 +434,11 @@ fn column_of(e: &ast::Expr, fields: &[Field], what: &str) -> Result<usize, PlanE
 
 /// The time attribute column `c` of `plan` is, if any: a `PROCTIME()`
 /// column or the watermark's rowtime column of the table it comes from.
-fn time_attribute(plan: &LogicalPlan, c: usize, catalog: &Catalog) -> Option<DedupOrder> {
+pub(super) fn time_attribute(
+    plan: &LogicalPlan,
+    c: usize,
+    catalog: &Catalog,
+) -> Option<DedupOrder> {
     match plan {
         LogicalPlan::Scan { table, .. } => {
             let def = catalog.get(table)?;

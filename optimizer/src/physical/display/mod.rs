@@ -6,4 +6,4 @@ pub mod expr;
 pub mod names;
 
 pub use expr::{render, Style};
-pub use names::{field_names, list, name, unique_names};
+pub use names::{field_names, list, name, unique_names, uniquify};

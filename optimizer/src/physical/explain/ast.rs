@@ -55,6 +55,75 @@ fn hints_attr(key: &str, hints: &[Hint], wanted: &[&str]) -> Option<String> {
     (!items.is_empty()).then(|| format!(", {key}=[[{}]]", items.join(", ")))
 }
 
+/// A lookup join as Calcite converts `FOR SYSTEM_TIME AS OF`: a
+/// `LogicalCorrelate` of the left input with a `LogicalFilter` of the ON
+/// condition (left columns as `$cor0.name`) over a `LogicalSnapshot` of
+/// the table.
+fn correlate(
+    left: &LogicalPlan,
+    right: &LogicalPlan,
+    kind: JoinKind,
+    left_keys: &[usize],
+    right_keys: &[usize],
+    residual: &Option<Expr>,
+    lookup: &crate::logical::Lookup,
+) -> Line {
+    let lw = left.schema().len();
+    let left_names = unique_names(left.schema());
+    let mut names: Vec<String> = left_names.iter().map(|n| format!("$cor0.{n}")).collect();
+    names.extend((0..right.schema().len()).map(|i| format!("${i}")));
+    let mut cond: Option<Expr> = None;
+    for (l, r) in left_keys.iter().zip(right_keys) {
+        let eq = Expr::bin(BinOp::Eq, Expr::col(*l), Expr::col(lw + r));
+        cond = Some(match cond.take() {
+            None => eq,
+            Some(c) => Expr::bin(BinOp::And, c, eq),
+        });
+    }
+    if let Some(r) = residual {
+        cond = Some(match cond.take() {
+            None => r.clone(),
+            Some(c) => Expr::bin(BinOp::And, c, r.clone()),
+        });
+    }
+    let mut required = vec![lookup.time_col];
+    if let Some(c) = &cond {
+        c.columns(&mut required);
+    }
+    required.retain(|&c| c < lw);
+    required.sort_unstable();
+    required.dedup();
+    let required: Vec<String> = required.iter().map(usize::to_string).collect();
+    let cond = cond
+        .map(|c| render(&c, &names, Style::Prefix))
+        .unwrap_or_else(|| "true".to_string());
+    let kind = if kind == JoinKind::Left {
+        "left"
+    } else {
+        "inner"
+    };
+    let snapshot = Line {
+        text: format!(
+            "LogicalSnapshot(period=[$cor0.{}])",
+            left_names[lookup.time_col]
+        ),
+        inputs: vec![node(right)],
+    };
+    Line {
+        text: format!(
+            "LogicalCorrelate(correlation=[$cor0], joinType=[{kind}], requiredColumns=[{{{}}}])",
+            required.join(", ")
+        ),
+        inputs: vec![
+            node(left),
+            Line {
+                text: format!("LogicalFilter(condition=[{cond}])"),
+                inputs: vec![snapshot],
+            },
+        ],
+    }
+}
+
 fn node(plan: &LogicalPlan) -> Line {
     let width = |p: &LogicalPlan| p.schema().len();
     match plan {
@@ -232,9 +301,13 @@ fn node(plan: &LogicalPlan) -> Line {
             right_keys,
             residual,
             hints,
+            lookup,
             ..
         } => {
             let lw = width(left);
+            if let Some(lookup) = lookup {
+                return correlate(left, right, *kind, left_keys, right_keys, residual, lookup);
+            }
             let mut cond: Option<Expr> = None;
             let mut and = |e: Expr| {
                 cond = Some(match cond.take() {

@@ -47,6 +47,7 @@ pub mod interval_join;
 pub mod join;
 pub mod local_group_aggregate;
 pub mod local_window_aggregate;
+pub mod lookup_join;
 pub mod multi_join;
 pub mod rank;
 pub mod sink_materializer;
@@ -188,6 +189,8 @@ pub enum JoinRole {
     KeepsInputs,
     /// Keeps no join state and looks rows up in the index-lookup store.
     LooksUp,
+    /// Looks each record's key up in a lookup table (a lookup join).
+    LooksUpTable,
 }
 
 /// Reaches a kind's struct inside a [`NodeKind`] (implemented for every
@@ -285,6 +288,7 @@ node_kinds! {
     IntervalJoin(interval_join::IntervalJoin),
     WindowJoin(window_join::WindowJoin),
     GroupWindowAggregate(group_window_aggregate::GroupWindowAggregate),
+    LookupJoin(lookup_join::LookupJoin),
 }
 
 impl NodeKind {
