@@ -2,7 +2,7 @@
 //! and from the heap backend into RocksDB and back, to the final result of
 //! a run never interrupted, for random inputs and cut points, over an
 //! aggregate and a join, one record at a time, in mini-batch bundles or local-global,
-//! and a MultiJoin. Each entry of the savepoint goes to the subtask
+//! a MultiJoin, and an aggregate whose keys expire (a state TTL). Each entry of the savepoint goes to the subtask
 //! its key is routed to at the new parallelism.
 
 use optimizer::session::{run_script, InsertOutcome, RunOptions, TakeSavepoint};
@@ -180,6 +180,15 @@ proptest! {
     ) {
         // Two sources of `rows` changes each.
         check((&join(rows, seed), &strategy(which)), 2 * rows, cut, later);
+    }
+
+    #[test]
+    fn an_aggregate_with_a_ttl_restores_its_expiry_at_any_parallelism_and_backend(
+        rows in 100u64..600, seed in 0u64..1000, cut in 0.0f64..1.0, later in 0.0f64..0.5,
+    ) {
+        // About 40 rows between two records of a key: many keys expire.
+        let ttl = [("table.exec.state.ttl".to_string(), "20 ms".to_string())];
+        check((&agg(rows, seed), &ttl), rows, cut, later);
     }
 
     #[test]

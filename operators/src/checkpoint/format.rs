@@ -9,9 +9,13 @@ use crate::value::Row;
 use std::collections::BTreeMap;
 
 /// The magic is `JLCKPT\0` and a version byte: 3 adds the RocksDB files
-/// of incremental checkpoints; version 2 files still read.
+/// of incremental checkpoints, 4 whether a state has a TTL (a bit beside
+/// the map bit); version 2 and 3 files still read.
 const MAGIC: &[u8; 7] = b"JLCKPT\0";
-const VERSION: u8 = 3;
+const VERSION: u8 = 4;
+/// The bits of a state's kind word.
+const MAP: u64 = 1;
+const TTL: u64 = 2;
 const HEADER: usize = 8 + 8 + 8;
 
 /// What a sink keeps between checkpoints.
@@ -146,7 +150,7 @@ impl Checkpoint {
             w.u64(op.states.len() as u64);
             for (name, s) in &op.states {
                 w.bytes(name.as_bytes());
-                w.u64(u64::from(s.map));
+                w.u64(if s.map { MAP } else { 0 } | if s.ttl { TTL } else { 0 });
                 match &s.native {
                     Some(n) => {
                         w.u64(1);
@@ -198,7 +202,7 @@ impl Checkpoint {
     /// Reads a file's bytes back; the error says what is wrong (not a
     /// checkpoint, truncated, checksum mismatch, a field that does not read).
     pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
-        if bytes.len() < HEADER || &bytes[..7] != MAGIC || !matches!(bytes[7], 2 | VERSION) {
+        if bytes.len() < HEADER || &bytes[..7] != MAGIC || !matches!(bytes[7], 2..=VERSION) {
             return Err("not a checkpoint file of this version (bad header)".into());
         }
         let version = bytes[7];
@@ -236,8 +240,10 @@ impl Checkpoint {
             };
             for _ in 0..r.count()? {
                 let name = r.string()?;
+                let kind = r.u64()?;
                 let mut s = StateImage {
-                    map: r.u64()? != 0,
+                    map: kind & MAP != 0,
+                    ttl: kind & TTL != 0,
                     ..StateImage::default()
                 };
                 if version >= 3 && r.u64()? != 0 {

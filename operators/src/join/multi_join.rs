@@ -621,7 +621,7 @@ impl Operator for MultiJoinOperator {
     /// keyed by the common join key every input is hashed on. The walk's
     /// buffers hold nothing between records.
     fn snapshot_state(&mut self, image: &mut OperatorImage) -> OpResult<()> {
-        for (i, side) in self.sides.iter().enumerate() {
+        for (i, side) in self.sides.iter_mut().enumerate() {
             side.snapshot(&format!("input{i}"), image)?;
         }
         Ok(())
