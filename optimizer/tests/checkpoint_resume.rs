@@ -2,7 +2,8 @@
 //! rows, resumed from each of its checkpoints, emits exactly the rest of
 //! the uninterrupted run's changelog (no change lost, none repeated) and
 //! ends with its result, for aggregates (one at a time, mini-batch,
-//! local-global) and joins (regular, mini-batch, MultiJoin), with and
+//! local-global, with the value maps of DISTINCT and retractable MIN/MAX)
+//! and joins (regular, mini-batch, MultiJoin), with and
 //! without a state TTL (entries expire after a resume as they would have),
 //! on both backends, at parallelism 1 and 4. The checkpoints themselves are the same bytes on
 //! every backend and parallelism (the format is canonical), incremental
@@ -21,6 +22,21 @@ CREATE TABLE src (k BIGINT, v BIGINT) WITH (
 CREATE TABLE per_key (k BIGINT, cnt BIGINT, total BIGINT, mx BIGINT)
   WITH ('connector' = 'blackhole');
 INSERT INTO per_key SELECT k, COUNT(*), SUM(v), MAX(v) FROM src GROUP BY k;
+";
+
+/// Keys by their count so far: the outer aggregate's input retracts, so
+/// its MIN and MAX keep value maps, and so does its COUNT(DISTINCT).
+const VALUE_MAPS: &str = "
+CREATE TABLE src (k BIGINT, v BIGINT) WITH (
+  'connector' = 'datagen', 'number-of-rows' = '3000',
+  'fields.k.kind' = 'random', 'fields.k.min' = '1', 'fields.k.max' = '200',
+  'fields.v.min' = '1', 'fields.v.max' = '100', 'seed' = '7');
+CREATE TABLE per_count (cnt BIGINT, keys BIGINT, lo BIGINT, hi BIGINT, totals BIGINT)
+  WITH ('connector' = 'blackhole');
+INSERT INTO per_count
+SELECT cnt, COUNT(*), MIN(k), MAX(k), COUNT(DISTINCT total) FROM (
+  SELECT k, COUNT(*) AS cnt, SUM(v) AS total FROM src GROUP BY k
+) GROUP BY cnt;
 ";
 
 /// Two upsert streams (one live row per tenant, then updates) LEFT JOINed.
@@ -97,6 +113,7 @@ fn strategies() -> Vec<Strategy> {
             JOIN3,
             vec![("table.optimizer.multi-join.enabled", "true")],
         ),
+        ("aggregate with value maps", VALUE_MAPS, vec![]),
         // A key idle for 30 input rows is forgotten: its next record
         // counts from zero, after a resume as in the uninterrupted run.
         ("aggregate with a TTL", AGG, vec![(TTL, "30 ms")]),
