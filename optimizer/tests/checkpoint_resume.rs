@@ -3,7 +3,7 @@
 //! the uninterrupted run's changelog (no change lost, none repeated) and
 //! ends with its result, for aggregates (one at a time, mini-batch,
 //! local-global, with the value maps of DISTINCT and retractable MIN/MAX)
-//! and joins (regular, mini-batch, MultiJoin), with and
+//! Top-N (each strategy) and joins (regular, mini-batch, MultiJoin), with and
 //! without a state TTL (entries expire after a resume as they would have),
 //! on both backends, at parallelism 1 and 4. The checkpoints themselves are the same bytes on
 //! every backend and parallelism (the format is canonical), incremental
@@ -38,6 +38,61 @@ SELECT cnt, COUNT(*), MIN(k), MAX(k), COUNT(DISTINCT total) FROM (
   SELECT k, COUNT(*) AS cnt, SUM(v) AS total FROM src GROUP BY k
 ) GROUP BY cnt;
 ";
+
+/// The source of the Top-N scripts: 3000 rows over 200 keys.
+macro_rules! ranked_source {
+    () => {
+        "
+CREATE TABLE src (k BIGINT, v BIGINT) WITH (
+  'connector' = 'datagen', 'number-of-rows' = '3000',
+  'fields.k.kind' = 'random', 'fields.k.min' = '1', 'fields.k.max' = '200',
+  'fields.v.min' = '1', 'fields.v.max' = '100', 'seed' = '7');
+"
+    };
+}
+
+/// An insert-only input's top 3 per key with their rank (AppendFastStrategy).
+const TOP3: &str = concat!(
+    ranked_source!(),
+    "CREATE TABLE top3 (k BIGINT, v BIGINT, rn BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO top3 SELECT k, v, rn FROM (
+  SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM src
+) WHERE rn <= 3;"
+);
+
+/// An insert-only input's best row per key (the Top-1 of AppendFastStrategy).
+const TOP1: &str = concat!(
+    ranked_source!(),
+    "CREATE TABLE top1 (k BIGINT, v BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO top1 SELECT k, v FROM (
+  SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM src
+) WHERE rn = 1;"
+);
+
+/// The top 3 keys of each group by a SUM, which the planner does not
+/// prove monotonic (RetractStrategy). `k` breaks ties: a group's rows come
+/// from several aggregate subtasks, in another order at another
+/// parallelism, and the checkpoints must be the same at every one.
+const TOP_BY_SUM: &str = concat!(
+    ranked_source!(),
+    "CREATE TABLE by_sum (g BIGINT, k BIGINT, total BIGINT, rn BIGINT)
+  WITH ('connector' = 'blackhole');
+INSERT INTO by_sum SELECT g, k, total, rn FROM (
+  SELECT g, k, total, ROW_NUMBER() OVER (PARTITION BY g ORDER BY total DESC, k) AS rn
+  FROM (SELECT MOD(k, 10) AS g, k, SUM(v) AS total FROM src GROUP BY MOD(k, 10), k)
+) WHERE rn <= 3;"
+);
+
+/// The top 3 keys of each group by a COUNT, which only grows
+/// (UpdateFastStrategy); `k` breaks ties as above.
+const TOP_BY_COUNT: &str = concat!(
+    ranked_source!(),
+    "CREATE TABLE by_count (g BIGINT, k BIGINT, cnt BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO by_count SELECT g, k, cnt FROM (
+  SELECT g, k, cnt, ROW_NUMBER() OVER (PARTITION BY g ORDER BY cnt DESC, k) AS rn
+  FROM (SELECT MOD(k, 10) AS g, k, COUNT(*) AS cnt FROM src GROUP BY MOD(k, 10), k)
+) WHERE rn <= 3;"
+);
 
 /// Two upsert streams (one live row per tenant, then updates) LEFT JOINed.
 const JOIN: &str = "
@@ -114,6 +169,10 @@ fn strategies() -> Vec<Strategy> {
             vec![("table.optimizer.multi-join.enabled", "true")],
         ),
         ("aggregate with value maps", VALUE_MAPS, vec![]),
+        ("append-only Top-N", TOP3, vec![]),
+        ("Top-1", TOP1, vec![]),
+        ("retracting Top-N", TOP_BY_SUM, vec![]),
+        ("updating Top-N", TOP_BY_COUNT, vec![]),
         // A key idle for 30 input rows is forgotten: its next record
         // counts from zero, after a resume as in the uninterrupted run.
         ("aggregate with a TTL", AGG, vec![(TTL, "30 ms")]),

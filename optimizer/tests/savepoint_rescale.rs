@@ -2,7 +2,7 @@
 //! and from the heap backend into RocksDB and back, to the final result of
 //! a run never interrupted, for random inputs and cut points, over an
 //! aggregate and a join, one record at a time, in mini-batch bundles or local-global,
-//! a MultiJoin, and an aggregate whose keys expire (a state TTL). Each entry of the savepoint goes to the subtask
+//! a MultiJoin, a Top-N, and an aggregate whose keys expire (a state TTL). Each entry of the savepoint goes to the subtask
 //! its key is routed to at the new parallelism.
 
 use optimizer::session::{run_script, InsertOutcome, RunOptions, TakeSavepoint};
@@ -30,6 +30,20 @@ SELECT t0.tenant_id, t0.payload, t1.payload FROM t0
 LEFT JOIN t1 ON t0.tenant_id = t1.tenant_id;",
         tenant_table(0, rows, seed),
         tenant_table(1, rows, seed)
+    )
+}
+
+/// The top 3 values per key, with their rank (an append-only Top-N).
+fn top_n(rows: u64, seed: u64) -> String {
+    format!(
+        "CREATE TABLE src (k BIGINT, v BIGINT) WITH (
+  'connector' = 'datagen', 'number-of-rows' = '{rows}',
+  'fields.k.kind' = 'random', 'fields.k.min' = '1', 'fields.k.max' = '40',
+  'fields.v.min' = '1', 'fields.v.max' = '100', 'seed' = '{seed}');
+CREATE TABLE top3 (k BIGINT, v BIGINT, rn BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO top3 SELECT k, v, rn FROM (
+  SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM src
+) WHERE rn <= 3;"
     )
 }
 
@@ -189,6 +203,13 @@ proptest! {
         // About 40 rows between two records of a key: many keys expire.
         let ttl = [("table.exec.state.ttl".to_string(), "20 ms".to_string())];
         check((&agg(rows, seed), &ttl), rows, cut, later);
+    }
+
+    #[test]
+    fn a_top_n_s_savepoint_restores_at_any_parallelism_and_backend(
+        rows in 100u64..600, seed in 0u64..1000, cut in 0.0f64..1.0, later in 0.0f64..0.5,
+    ) {
+        check((&top_n(rows, seed), &[]), rows, cut, later);
     }
 
     #[test]
