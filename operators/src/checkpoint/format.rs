@@ -2,8 +2,7 @@
 //! checksum) and a payload of little-endian integers, length-prefixed
 //! strings and rows in the state codec ([`crate::state::codec`]).
 
-use super::image::{NativeState, OperatorImage, StateImage};
-use super::native::NativeFile;
+use super::image::{NativeFile, NativeState, OperatorImage, StateImage};
 use crate::state::codec::{decode_all, encode_into};
 use crate::value::Row;
 use std::collections::BTreeMap;

@@ -35,6 +35,18 @@ pub struct NativeState {
     pub ukey_arity: usize,
 }
 
+/// One RocksDB file of an incremental checkpoint (see [`super::native`]),
+/// which the checkpoint's file lists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NativeFile {
+    /// Its name in the database directory (`000012.sst`, `CURRENT`, ...).
+    pub name: String,
+    /// Where it is, relative to the checkpoint's `chk-<id>` directory:
+    /// `private/<name>` or `../shared/<run>-<name>`.
+    pub stored: String,
+    pub size: u64,
+}
+
 impl StateImage {
     pub(super) fn insert(&mut self, key: Row, ukey: Row, value: Row) {
         let mut k = Vec::new();

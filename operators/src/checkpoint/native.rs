@@ -25,6 +25,7 @@
 
 use super::error::CheckpointError;
 use super::format::Checkpoint;
+use super::image::NativeFile;
 use crate::state::rocksdb::CheckpointDb;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -32,17 +33,6 @@ use std::path::{Path, PathBuf};
 /// The directory, beside the `chk-<id>` directories, of shared SST files.
 pub const SHARED: &str = "shared";
 const PRIVATE: &str = "private";
-
-/// One RocksDB file of an incremental checkpoint.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NativeFile {
-    /// Its name in the database directory (`000012.sst`, `CURRENT`, ...).
-    pub name: String,
-    /// Where it is, relative to the checkpoint's `chk-<id>` directory:
-    /// `private/<name>` or `../shared/<run>-<name>`.
-    pub stored: String,
-    pub size: u64,
-}
 
 /// The SST files this run has put into `shared/`, by their database name.
 #[derive(Debug)]
