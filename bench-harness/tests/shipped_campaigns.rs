@@ -23,6 +23,7 @@ const CHECKED: &[&str] = &[
     "interval-vs-regular-join",
     "checkpoint-cost",
     "lookup-cache",
+    "checkpoint-cost-joins",
 ];
 
 /// Specs with variants on Flink: `tests/flink_engine.rs` runs them on its
@@ -545,6 +546,46 @@ fn lookup_cache_hits_grow_with_cache_size_and_skew() {
             "cache {rows}"
         );
     }
+}
+
+#[test]
+fn multi_join_checkpoints_are_smaller_than_the_binary_chain_s() {
+    let r = run_quick("checkpoint-cost-joins");
+    let (lo, hi) = (
+        r.min_value("rows_per_tenant"),
+        r.max_value("rows_per_tenant"),
+    );
+    let row = |n: &str, v: &str| r.one(&[("rows_per_tenant", n), ("variant", v)]);
+    for n in [&lo, &hi] {
+        for join in ["binary", "multijoin"] {
+            // The canonical format is the same bytes from either backend.
+            for m in ["checkpoint_bytes", "checkpoint_full_bytes"] {
+                assert_eq!(
+                    row(n, &format!("{join}-heap")).num(m),
+                    row(n, &format!("{join}-rocksdb")).num(m),
+                    "{join} {n}: {m}"
+                );
+            }
+        }
+        // MultiJoin keeps the inputs only, the chain its intermediate
+        // results too: every kind of checkpoint is smaller.
+        for backend in ["heap", "rocksdb", "rocksdb-incremental"] {
+            let written = |join: &str| row(n, &format!("{join}-{backend}")).num("checkpoint_bytes");
+            assert!(
+                written("multijoin") < written("binary"),
+                "{backend} {n}: {} vs {}",
+                written("multijoin"),
+                written("binary")
+            );
+        }
+    }
+    // The chain's intermediate results grow with rows_per_tenant²: the gap
+    // widens.
+    let ratio = |n: &str| {
+        row(n, "multijoin-heap").num("checkpoint_bytes")
+            / row(n, "binary-heap").num("checkpoint_bytes")
+    };
+    assert!(ratio(&hi) < ratio(&lo), "{} vs {}", ratio(&hi), ratio(&lo));
 }
 
 #[test]

@@ -106,7 +106,7 @@ impl Operator for SinkUpsertMaterializer {
     }
 
     fn snapshot_state(&mut self, image: &mut crate::checkpoint::OperatorImage) -> OpResult<()> {
-        Ok(image.add_value("values", &self.values)?)
+        Ok(image.add_value("values", &mut self.values)?)
     }
 
     fn restore_state(

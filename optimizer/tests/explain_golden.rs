@@ -104,6 +104,11 @@ const VARIANTS: &[Variant] = &[
         &[("table.optimizer.delta-join.strategy", "NONE")],
     ),
     ("window_hop", "unsliced", &[("lab.window.slicing", "false")]),
+    (
+        "campaign_checkpoint_cost_joins",
+        "multijoin",
+        &[("table.optimizer.multi-join.enabled", "true")],
+    ),
 ];
 
 fn examples() -> PathBuf {

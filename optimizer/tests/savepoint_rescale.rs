@@ -1,7 +1,8 @@
 //! Rescaling: a savepoint taken at parallelism 4 restores at 1, 2 and 8,
 //! and from the heap backend into RocksDB and back, to the final result of
 //! a run never interrupted, for random inputs and cut points, over an
-//! aggregate and a join, one record at a time, in mini-batch bundles or local-global. Each entry of the savepoint goes to the subtask
+//! aggregate and a join, one record at a time, in mini-batch bundles or local-global,
+//! a MultiJoin, a Top-N, and an aggregate whose keys expire (a state TTL). Each entry of the savepoint goes to the subtask
 //! its key is routed to at the new parallelism.
 
 use optimizer::session::{run_script, InsertOutcome, RunOptions, TakeSavepoint};
@@ -21,22 +22,54 @@ INSERT INTO per_key SELECT k, COUNT(*), SUM(v), MAX(v) FROM src GROUP BY k;"
 }
 
 fn join(rows: u64, seed: u64) -> String {
-    let table = |i: usize| {
-        format!(
-            "CREATE TABLE t{i} (tenant_id BIGINT, row_id BIGINT, payload STRING,
-  PRIMARY KEY (tenant_id, row_id) NOT ENFORCED) WITH (
-  'connector' = 'tenant', 'tenants' = '{rows}', 'number-of-changes' = '{rows}',
-  'update-ratio' = '0.5', 'payload-length' = '4', 'table-index' = '{i}', 'seed' = '{seed}');\n"
-        )
-    };
     format!(
         "{}{}CREATE TABLE joined (tenant_id BIGINT, p0 STRING, p1 STRING)
   WITH ('connector' = 'blackhole');
 INSERT INTO joined
 SELECT t0.tenant_id, t0.payload, t1.payload FROM t0
 LEFT JOIN t1 ON t0.tenant_id = t1.tenant_id;",
-        table(0),
-        table(1)
+        tenant_table(0, rows, seed),
+        tenant_table(1, rows, seed)
+    )
+}
+
+/// The top 3 values per key, with their rank (an append-only Top-N).
+fn top_n(rows: u64, seed: u64) -> String {
+    format!(
+        "CREATE TABLE src (k BIGINT, v BIGINT) WITH (
+  'connector' = 'datagen', 'number-of-rows' = '{rows}',
+  'fields.k.kind' = 'random', 'fields.k.min' = '1', 'fields.k.max' = '40',
+  'fields.v.min' = '1', 'fields.v.max' = '100', 'seed' = '{seed}');
+CREATE TABLE top3 (k BIGINT, v BIGINT, rn BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO top3 SELECT k, v, rn FROM (
+  SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM src
+) WHERE rn <= 3;"
+    )
+}
+
+/// Three tables LEFT JOINed on tenant_id, two rows per tenant in t1: one
+/// MultiJoin with `table.optimizer.multi-join.enabled`.
+fn multi_join(rows: u64, seed: u64) -> String {
+    format!(
+        "{}{}{}CREATE TABLE joined (tenant_id BIGINT, p0 STRING, p1 STRING, p2 STRING)
+  WITH ('connector' = 'blackhole');
+INSERT INTO joined
+SELECT t0.tenant_id, t0.payload, t1.payload, t2.payload FROM t0
+LEFT JOIN t1 ON t0.tenant_id = t1.tenant_id
+LEFT JOIN t2 ON t0.tenant_id = t2.tenant_id;",
+        tenant_table(0, rows, seed),
+        tenant_table(1, rows, seed)
+            .replace("'tenants' = '", "'rows-per-tenant' = '2', 'tenants' = '"),
+        tenant_table(2, rows, seed)
+    )
+}
+
+fn tenant_table(i: usize, rows: u64, seed: u64) -> String {
+    format!(
+        "CREATE TABLE t{i} (tenant_id BIGINT, row_id BIGINT, payload STRING,
+  PRIMARY KEY (tenant_id, row_id) NOT ENFORCED) WITH (
+  'connector' = 'tenant', 'tenants' = '{rows}', 'number-of-changes' = '{rows}',
+  'update-ratio' = '0.5', 'payload-length' = '4', 'table-index' = '{i}', 'seed' = '{seed}');\n"
     )
 }
 
@@ -161,5 +194,33 @@ proptest! {
     ) {
         // Two sources of `rows` changes each.
         check((&join(rows, seed), &strategy(which)), 2 * rows, cut, later);
+    }
+
+    #[test]
+    fn an_aggregate_with_a_ttl_restores_its_expiry_at_any_parallelism_and_backend(
+        rows in 100u64..600, seed in 0u64..1000, cut in 0.0f64..1.0, later in 0.0f64..0.5,
+    ) {
+        // About 40 rows between two records of a key: many keys expire.
+        let ttl = [("table.exec.state.ttl".to_string(), "20 ms".to_string())];
+        check((&agg(rows, seed), &ttl), rows, cut, later);
+    }
+
+    #[test]
+    fn a_top_n_s_savepoint_restores_at_any_parallelism_and_backend(
+        rows in 100u64..600, seed in 0u64..1000, cut in 0.0f64..1.0, later in 0.0f64..0.5,
+    ) {
+        check((&top_n(rows, seed), &[]), rows, cut, later);
+    }
+
+    #[test]
+    fn a_multi_join_s_savepoint_restores_at_any_parallelism_and_backend(
+        rows in 100u64..400, seed in 0u64..1000, cut in 0.0f64..1.0, later in 0.0f64..0.5,
+    ) {
+        let multi_join_on = [(
+            "table.optimizer.multi-join.enabled".to_string(),
+            "true".to_string(),
+        )];
+        // Three sources of `rows` changes each.
+        check((&multi_join(rows, seed), &multi_join_on), 3 * rows, cut, later);
     }
 }

@@ -3,7 +3,8 @@
 //! is fine, a new stateful one starts empty; state the new job lacks is
 //! refused, naming its uid, unless non-restored state is allowed, which
 //! reports what was dropped; an operator whose state layout changed is
-//! refused, naming its uid. A missing, cut short or corrupt savepoint is
+//! refused, naming its uid, and so is a state whose TTL was turned on or
+//! off, naming the state. A missing, cut short or corrupt savepoint is
 //! refused as bad input.
 //!
 //! Uids are Flink 2.x's (`table.exec.uid.generation = ALWAYS`,
@@ -235,4 +236,19 @@ fn a_missing_short_or_corrupt_savepoint_is_refused_as_bad_input() {
     let e = run(&sql, Some(take), None, false).err().expect("refused");
     assert!(e.to_string().contains("exists already"), "{e}");
     assert_eq!(std::fs::read(&file).unwrap(), good);
+}
+
+#[test]
+fn turning_a_state_ttl_on_or_off_is_refused_naming_the_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let with_ttl = format!("SET 'table.exec.state.ttl' = '100 ms';\n{SOURCE}{AGG}");
+    let without = format!("{SOURCE}{AGG}");
+    for (old, new) in [(&without, &with_ttl), (&with_ttl, &without)] {
+        let (_, path) = stop_with_savepoint(old, dir.path(), 1000);
+        let e = run(new, None, Some(&path), true).err().expect("refused");
+        assert_eq!(e.exit_code(), 2, "{e}");
+        let m = e.to_string();
+        assert!(m.contains("state 'acc' was checkpointed with"), "{m}");
+        std::fs::remove_dir_all(&path).unwrap();
+    }
 }

@@ -196,3 +196,35 @@ fn compiled_plans_keep_per_window_state_and_refuse_it_on_a_tumble() {
         "{err}"
     );
 }
+
+/// A HOP or CUMULATE window that puts each row in more windows than the
+/// lab runs (optimizer/src/sql/window_tvf.rs) is refused, with the count.
+#[test]
+fn a_window_with_too_many_windows_per_row_is_refused() {
+    for (call, n) in [
+        (
+            "HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '4294967296' SECOND)",
+            "4294967296",
+        ),
+        (
+            "CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '200000' SECOND)",
+            "200000",
+        ),
+    ] {
+        let script = SCRIPT.replace(
+            "HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '10' SECOND)",
+            call,
+        );
+        let e = optimizer::session::explain_script(&script, &[])
+            .err()
+            .unwrap_or_else(|| panic!("{call}: planned"));
+        let m = e.to_string();
+        assert!(
+            m.contains(&format!("each row in {n} windows")) && m.contains("at most 100000"),
+            "{m}"
+        );
+    }
+    // Exactly the most is fine.
+    let most = SCRIPT.replace("INTERVAL '10' SECOND", "INTERVAL '100000' SECOND");
+    optimizer::session::explain_script(&most, &[]).unwrap();
+}

@@ -184,7 +184,7 @@ impl Stores {
 
     /// Adds the accumulators to a checkpoint as state `acc`, rows either
     /// way (a packed accumulator decodes to the row it stands for).
-    pub(crate) fn snapshot(&self, image: &mut OperatorImage) -> OpResult<()> {
+    pub(crate) fn snapshot(&mut self, image: &mut OperatorImage) -> OpResult<()> {
         match self {
             Stores::Rows(s) => Ok(image.add_value("acc", s)?),
             Stores::Packed(p) => {

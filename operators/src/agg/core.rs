@@ -16,6 +16,7 @@
 
 use super::acc::Acc;
 use super::functions::{self, AggKind, AggSpec, Retracted, SLOTS};
+use crate::checkpoint::OperatorImage;
 use crate::operator::{OpError, OpResult};
 use crate::state::{MapState, StateBackend, StateReport};
 use crate::value::{Row, Value};
@@ -312,6 +313,37 @@ impl AggCore {
             .iter()
             .enumerate()
             .any(|(i, spec)| functions::results_differ(spec, a, b, slot(i)))
+    }
+
+    /// The value maps into a checkpoint, under their state names
+    /// (`distinct_<column>`, `minmax_<call>`), keyed by the group key.
+    pub fn snapshot(&mut self, image: &mut OperatorImage) -> OpResult<()> {
+        for d in &mut self.distinct {
+            image.add_map(&format!("distinct_{}", d.column), &mut d.state)?;
+        }
+        for (i, m) in self.minmax.iter_mut().enumerate() {
+            if let Some(m) = m {
+                image.add_map(&format!("minmax_{i}"), m)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The value maps' owned entries back from a checkpoint.
+    pub fn restore(
+        &mut self,
+        image: &OperatorImage,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> OpResult<()> {
+        for d in &mut self.distinct {
+            image.restore_map(&format!("distinct_{}", d.column), &mut d.state, owns)?;
+        }
+        for (i, m) in self.minmax.iter_mut().enumerate() {
+            if let Some(m) = m {
+                image.restore_map(&format!("minmax_{i}"), m, owns)?;
+            }
+        }
+        Ok(())
     }
 
     pub fn state_reports(&self) -> Vec<StateReport> {

@@ -60,7 +60,7 @@ use super::fold::{AggInput, Emit, Fold};
 use super::functions::AggSpec;
 use crate::changelog::Change;
 use crate::checkpoint::OperatorImage;
-use crate::operator::{Emission, InputOwnership, OpError, OpResult, Operator};
+use crate::operator::{Emission, InputOwnership, OpResult, Operator};
 use crate::state::heap::{fixed_state, FixedState};
 use crate::state::{StateBackend, StateReport, PREFETCH_AHEAD};
 use crate::value::Value;
@@ -382,8 +382,9 @@ impl Operator for GroupAggregateOperator {
     }
 
     fn snapshot_state(&mut self, image: &mut OperatorImage) -> OpResult<()> {
-        self.checkpointable()?;
-        self.store.snapshot(image)
+        crate::checkpoint::image::closed_bundle(self.buffered())?;
+        self.store.snapshot(image)?;
+        self.fold.core.snapshot(image)
     }
 
     fn restore_state(
@@ -391,21 +392,7 @@ impl Operator for GroupAggregateOperator {
         image: &OperatorImage,
         owns: &dyn Fn(&[Value]) -> bool,
     ) -> OpResult<()> {
-        self.checkpointable()?;
-        self.store.restore(image, owns)
-    }
-}
-
-impl GroupAggregateOperator {
-    /// Checkpoints cover the accumulators; the value maps of DISTINCT and
-    /// retractable MIN/MAX calls are not in them yet, and a bundle must
-    /// have been closed at the barrier.
-    fn checkpointable(&self) -> OpResult<()> {
-        if !self.fold.core.acc_is_all_state() {
-            return Err(OpError::Spec(
-                "checkpoints of aggregates with DISTINCT or retractable MIN/MAX calls are not supported yet".into(),
-            ));
-        }
-        Ok(crate::checkpoint::image::closed_bundle(self.buffered())?)
+        self.store.restore(image, owns)?;
+        self.fold.core.restore(image, owns)
     }
 }

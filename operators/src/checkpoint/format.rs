@@ -2,15 +2,19 @@
 //! checksum) and a payload of little-endian integers, length-prefixed
 //! strings and rows in the state codec ([`crate::state::codec`]).
 
-use super::image::{NativeState, OperatorImage, StateImage};
+use super::image::{NativeFile, NativeState, OperatorImage, StateImage};
 use crate::state::codec::{decode_all, encode_into};
 use crate::value::Row;
 use std::collections::BTreeMap;
 
 /// The magic is `JLCKPT\0` and a version byte: 3 adds the RocksDB files
-/// of incremental checkpoints; version 2 files still read.
+/// of incremental checkpoints, 4 whether a state has a TTL (a bit beside
+/// the map bit); version 2 and 3 files still read.
 const MAGIC: &[u8; 7] = b"JLCKPT\0";
-const VERSION: u8 = 3;
+const VERSION: u8 = 4;
+/// The bits of a state's kind word.
+const MAP: u64 = 1;
+const TTL: u64 = 2;
 const HEADER: usize = 8 + 8 + 8;
 
 /// What a sink keeps between checkpoints.
@@ -26,17 +30,6 @@ pub struct SinkImage {
     /// The sink's table and row type: a savepoint restores a sink's result
     /// and files only into a sink of the same schema.
     pub schema: String,
-}
-
-/// One RocksDB file of an incremental checkpoint (see `native.rs`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NativeFile {
-    /// Its name in the database directory (`000012.sst`, `CURRENT`, ...).
-    pub name: String,
-    /// Where it is, relative to the checkpoint's `chk-<id>` directory:
-    /// `private/<name>` or `../shared/<run>-<name>`.
-    pub stored: String,
-    pub size: u64,
 }
 
 /// One completed checkpoint of a job.
@@ -156,7 +149,7 @@ impl Checkpoint {
             w.u64(op.states.len() as u64);
             for (name, s) in &op.states {
                 w.bytes(name.as_bytes());
-                w.u64(u64::from(s.map));
+                w.u64(if s.map { MAP } else { 0 } | if s.ttl { TTL } else { 0 });
                 match &s.native {
                     Some(n) => {
                         w.u64(1);
@@ -208,7 +201,7 @@ impl Checkpoint {
     /// Reads a file's bytes back; the error says what is wrong (not a
     /// checkpoint, truncated, checksum mismatch, a field that does not read).
     pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
-        if bytes.len() < HEADER || &bytes[..7] != MAGIC || !matches!(bytes[7], 2 | VERSION) {
+        if bytes.len() < HEADER || &bytes[..7] != MAGIC || !matches!(bytes[7], 2..=VERSION) {
             return Err("not a checkpoint file of this version (bad header)".into());
         }
         let version = bytes[7];
@@ -246,8 +239,10 @@ impl Checkpoint {
             };
             for _ in 0..r.count()? {
                 let name = r.string()?;
+                let kind = r.u64()?;
                 let mut s = StateImage {
-                    map: r.u64()? != 0,
+                    map: kind & MAP != 0,
+                    ttl: kind & TTL != 0,
                     ..StateImage::default()
                 };
                 if version >= 3 && r.u64()? != 0 {

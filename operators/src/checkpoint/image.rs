@@ -15,6 +15,10 @@ type Result<T> = std::result::Result<T, CheckpointError>;
 pub struct StateImage {
     /// Whether the state is a map state.
     pub map: bool,
+    /// Whether the state has a TTL: each row then ends with its write time
+    /// (`operators/src/state/ttl.rs`), and it restores only into a state
+    /// with a TTL (Flink refuses to turn a state's TTL on or off too).
+    pub ttl: bool,
     pub entries: BTreeMap<Vec<u8>, (Row, Row, Row)>,
     /// Set when an incremental checkpoint left the entries in RocksDB's
     /// own files instead of copying them here; reading the checkpoint
@@ -29,6 +33,18 @@ pub struct NativeState {
     pub column_family: String,
     /// The width of a map state's user keys (0 for a value state).
     pub ukey_arity: usize,
+}
+
+/// One RocksDB file of an incremental checkpoint (see [`super::native`]),
+/// which the checkpoint's file lists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NativeFile {
+    /// Its name in the database directory (`000012.sst`, `CURRENT`, ...).
+    pub name: String,
+    /// Where it is, relative to the checkpoint's `chk-<id>` directory:
+    /// `private/<name>` or `../shared/<run>-<name>`.
+    pub stored: String,
+    pub size: u64,
 }
 
 impl StateImage {
@@ -54,12 +70,6 @@ pub struct OperatorImage {
     pub by_reference: bool,
 }
 
-fn no_ttl(name: &str) -> CheckpointError {
-    CheckpointError::Unsupported(format!(
-        "state '{name}' has a TTL; checkpoints of states with a TTL are not supported yet"
-    ))
-}
-
 impl OperatorImage {
     pub fn is_empty(&self) -> bool {
         self.states
@@ -69,12 +79,12 @@ impl OperatorImage {
 
     /// Adds every entry of value state `name` (a subtask's share; on
     /// RocksDB, where subtasks share a column family, all of them: an
-    /// entry added twice is kept once).
-    pub fn add_value(&mut self, name: &str, state: &ValueState) -> Result<()> {
-        if state.has_ttl() {
-            return Err(no_ttl(name));
-        }
+    /// entry added twice is kept once). A state with a TTL first removes
+    /// what expired, and hands over its rows with their write times.
+    pub fn add_value(&mut self, name: &str, state: &mut ValueState) -> Result<()> {
+        state.expire_due()?;
         let image = self.states.entry(name.to_string()).or_default();
+        image.ttl = state.has_ttl();
         if let (true, Some(cf)) = (self.by_reference, state.column_family()) {
             image.native = Some(NativeState {
                 column_family: cf.to_string(),
@@ -89,12 +99,11 @@ impl OperatorImage {
     }
 
     /// [`OperatorImage::add_value`] for a map state.
-    pub fn add_map(&mut self, name: &str, state: &MapState) -> Result<()> {
-        if state.has_ttl() {
-            return Err(no_ttl(name));
-        }
+    pub fn add_map(&mut self, name: &str, state: &mut MapState) -> Result<()> {
+        state.expire_due()?;
         let image = self.states.entry(name.to_string()).or_default();
         image.map = true;
+        image.ttl = state.has_ttl();
         if let (true, Some((cf, ukey_arity))) = (self.by_reference, state.column_family()) {
             image.native = Some(NativeState {
                 column_family: cf.to_string(),
@@ -136,9 +145,9 @@ impl OperatorImage {
         state: &mut ValueState,
         owns: &dyn Fn(&[Value]) -> bool,
     ) -> Result<()> {
-        self.check_kind(name, false)?;
+        self.check_kind(name, false, state.has_ttl())?;
         for (k, _, v) in self.entries(name, owns) {
-            state.put(k, v.clone())?;
+            state.restore_entry(k, v.clone())?;
         }
         Ok(())
     }
@@ -150,19 +159,26 @@ impl OperatorImage {
         state: &mut MapState,
         owns: &dyn Fn(&[Value]) -> bool,
     ) -> Result<()> {
-        self.check_kind(name, true)?;
+        self.check_kind(name, true, state.has_ttl())?;
         for (k, u, v) in self.entries(name, owns) {
-            state.put(k, u, v.clone())?;
+            state.restore_entry(k, u, v.clone())?;
         }
         Ok(())
     }
 
-    fn check_kind(&self, name: &str, map: bool) -> Result<()> {
+    fn check_kind(&self, name: &str, map: bool, ttl: bool) -> Result<()> {
+        let kind = |map: bool| if map { "map" } else { "value" };
+        let with = |ttl: bool| if ttl { "with a TTL" } else { "without a TTL" };
         match self.states.get(name) {
             Some(s) if s.map != map => Err(CheckpointError::Unsupported(format!(
                 "state '{name}' was checkpointed as a {} state and is restored as a {} state",
-                if s.map { "map" } else { "value" },
-                if map { "map" } else { "value" },
+                kind(s.map),
+                kind(map),
+            ))),
+            Some(s) if s.ttl != ttl => Err(CheckpointError::Unsupported(format!(
+                "state '{name}' was checkpointed {} and is restored {} (table.exec.state.ttl or a STATE_TTL hint changed)",
+                with(s.ttl),
+                with(ttl),
             ))),
             _ => Ok(()),
         }

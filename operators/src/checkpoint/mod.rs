@@ -32,5 +32,5 @@ pub mod store;
 
 pub use error::CheckpointError;
 pub use format::{Checkpoint, SinkImage};
-pub use image::{NativeState, OperatorImage, StateImage};
+pub use image::{NativeFile, NativeState, OperatorImage, StateImage};
 pub use store::CheckpointStore;

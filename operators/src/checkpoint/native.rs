@@ -25,7 +25,7 @@
 
 use super::error::CheckpointError;
 use super::format::Checkpoint;
-pub use super::format::NativeFile;
+pub use super::image::NativeFile;
 use crate::state::rocksdb::CheckpointDb;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

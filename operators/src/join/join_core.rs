@@ -78,7 +78,7 @@ impl JoinCore {
     }
 
     /// Both sides' state into a checkpoint, as `left` and `right`.
-    pub(crate) fn snapshot(&self, image: &mut OperatorImage) -> OpResult<()> {
+    pub(crate) fn snapshot(&mut self, image: &mut OperatorImage) -> OpResult<()> {
         self.sides[0].snapshot("left", image)?;
         self.sides[1].snapshot("right", image)
     }

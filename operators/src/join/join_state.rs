@@ -97,8 +97,8 @@ impl JoinSideState {
     }
 
     /// This side's entries into a checkpoint, as state `name`.
-    pub fn snapshot(&self, name: &str, image: &mut OperatorImage) -> OpResult<()> {
-        match &self.store {
+    pub fn snapshot(&mut self, name: &str, image: &mut OperatorImage) -> OpResult<()> {
+        match &mut self.store {
             Store::Value(s) => Ok(image.add_value(name, s)?),
             Store::Map(s) => Ok(image.add_map(name, s)?),
         }

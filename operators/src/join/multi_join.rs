@@ -94,8 +94,8 @@
 //!
 //! # Mechanics
 //!
-//! State: one [`JoinSideState`] per input, named `input0`, `input1`, ...,
-//! in the input's layout (`layouts[i]`: one row per join key, join key →
+//! State: one [`JoinSideState`] per input, named `input0`, `input1`, ...
+//! (in state and in a checkpoint), in the input's layout (`layouts[i]`: one row per join key, join key →
 //! {unique key → row}, or join key → {row → count}). Nothing else: no
 //! intermediate result, and no per-row match counts on LEFT-joined sides
 //! (a binary outer join stores them; here they are recounted). Rows whose
@@ -126,6 +126,7 @@
 use super::join_spec::JoinType;
 use super::join_state::{JoinSideState, JoinStateLayout, Stored};
 use crate::changelog::{Change, ChangelogMode, RowKind};
+use crate::checkpoint::OperatorImage;
 use crate::expr::Expr;
 use crate::operator::{OpError, OpResult, Operator};
 use crate::state::{StateBackend, StateReport};
@@ -614,6 +615,27 @@ impl Operator for MultiJoinOperator {
 
     fn state_reports(&self) -> Vec<StateReport> {
         self.sides.iter().map(JoinSideState::report).collect()
+    }
+
+    /// Each input's state under its state name (`input0`, `input1`, ...),
+    /// keyed by the common join key every input is hashed on. The walk's
+    /// buffers hold nothing between records.
+    fn snapshot_state(&mut self, image: &mut OperatorImage) -> OpResult<()> {
+        for (i, side) in self.sides.iter_mut().enumerate() {
+            side.snapshot(&format!("input{i}"), image)?;
+        }
+        Ok(())
+    }
+
+    fn restore_state(
+        &mut self,
+        image: &OperatorImage,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> OpResult<()> {
+        for (i, side) in self.sides.iter_mut().enumerate() {
+            side.restore(&format!("input{i}"), image, owns)?;
+        }
+        Ok(())
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

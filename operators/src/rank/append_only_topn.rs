@@ -8,7 +8,8 @@
 //! `TopNBuffer`) is kept for the `cache_size / rank_end` partitions used
 //! last (`table.exec.rank.topn-cache-size`); a partition not in it is read
 //! back from the state. With a TTL the mirror is off (the state decides
-//! what has expired).
+//! what has expired). A checkpoint holds the state alone (every change is
+//! written through); a restored operator starts with no mirror.
 //!
 //! What it emits for a row that enters the top:
 //! - without the rank (and a range starting at 1): `-D` of the row it
@@ -23,9 +24,10 @@
 
 use super::topn::{flatten, unflatten, Emitter, TopNSpec};
 use crate::changelog::{Change, RowKind};
+use crate::checkpoint::OperatorImage;
 use crate::operator::{OpError, OpResult, Operator};
 use crate::state::{MapState, StateBackend, StateReport};
-use crate::value::Row;
+use crate::value::{Row, Value};
 use std::cmp::Ordering;
 
 /// One partition's rows by sort key, best first (Flink's `TopNBuffer`).
@@ -258,6 +260,20 @@ impl Operator for AppendOnlyTopN {
 
     fn state_reports(&self) -> Vec<StateReport> {
         vec![self.data.report()]
+    }
+
+    /// The state alone: every change is written through, and the heap
+    /// mirror is read back from it when a partition is not mirrored.
+    fn snapshot_state(&mut self, image: &mut OperatorImage) -> OpResult<()> {
+        Ok(image.add_map("data-state-with-append", &mut self.data)?)
+    }
+
+    fn restore_state(
+        &mut self,
+        image: &OperatorImage,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> OpResult<()> {
+        Ok(image.restore_map("data-state-with-append", &mut self.data, owns)?)
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

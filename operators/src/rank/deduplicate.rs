@@ -285,7 +285,7 @@ impl Operator for Deduplicate {
 
     fn snapshot_state(&mut self, image: &mut crate::checkpoint::OperatorImage) -> OpResult<()> {
         crate::checkpoint::image::closed_bundle(self.buffered())?;
-        Ok(image.add_value("deduplicateState", &self.kept)?)
+        Ok(image.add_value("deduplicateState", &mut self.kept)?)
     }
 
     fn restore_state(

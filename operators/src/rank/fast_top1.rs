@@ -12,8 +12,9 @@
 //! State, per partition key: `Top1-Rank-State`, the winning row. Flink
 //! keeps winners in an LRU cache of `table.exec.rank.topn-cache-size`
 //! partitions and writes them to the state when evicted or at a
-//! checkpoint; the lab writes each new winner through (it takes no
-//! checkpoints of Top-N state yet) and reads a partition from the state
+//! checkpoint; the lab writes each new winner through (so a checkpoint
+//! holds the state alone, and a restored operator starts with an empty
+//! cache) and reads a partition from the state
 //! only when it is not in the cache (off with a TTL: the state decides
 //! what has expired).
 //!
@@ -22,10 +23,11 @@
 
 use super::topn::{Emitter, TopNSpec};
 use crate::changelog::{Change, RowKind};
+use crate::checkpoint::OperatorImage;
 use crate::lookup::LruCache;
 use crate::operator::{OpError, OpResult, Operator};
 use crate::state::{StateBackend, StateReport, ValueState};
-use crate::value::Row;
+use crate::value::{Row, Value};
 use std::cmp::Ordering;
 
 pub struct FastTop1 {
@@ -137,6 +139,18 @@ impl Operator for FastTop1 {
 
     fn state_reports(&self) -> Vec<StateReport> {
         vec![self.winners.report()]
+    }
+
+    fn snapshot_state(&mut self, image: &mut OperatorImage) -> OpResult<()> {
+        Ok(image.add_value("Top1-Rank-State", &mut self.winners)?)
+    }
+
+    fn restore_state(
+        &mut self,
+        image: &OperatorImage,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> OpResult<()> {
+        Ok(image.restore_value("Top1-Rank-State", &mut self.winners, owns)?)
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

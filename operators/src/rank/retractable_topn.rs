@@ -25,6 +25,7 @@
 
 use super::topn::{flatten, unflatten, Emitter, TopNSpec};
 use crate::changelog::{Change, RowKind};
+use crate::checkpoint::OperatorImage;
 use crate::operator::{OpError, OpResult, Operator};
 use crate::state::{MapState, StateBackend, StateReport, ValueState};
 use crate::value::{Row, Value};
@@ -413,6 +414,20 @@ impl Operator for RetractableTopN {
 
     fn state_reports(&self) -> Vec<StateReport> {
         vec![self.sorted.report(), self.data.report()]
+    }
+
+    fn snapshot_state(&mut self, image: &mut OperatorImage) -> OpResult<()> {
+        image.add_value("sorted-map", &mut self.sorted)?;
+        Ok(image.add_map("data-state", &mut self.data)?)
+    }
+
+    fn restore_state(
+        &mut self,
+        image: &OperatorImage,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> OpResult<()> {
+        image.restore_value("sorted-map", &mut self.sorted, owns)?;
+        Ok(image.restore_map("data-state", &mut self.data, owns)?)
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -10,7 +10,8 @@
 //! row's unique key to the row and its place among the rows with an equal
 //! sort key (its inner rank, 1-based). Flink writes it back lazily (when a
 //! checkpoint is taken or the cache evicts a partition); the lab writes
-//! each change through, since it takes no checkpoints. A heap mirror of
+//! each change through, so a checkpoint holds the state alone and a
+//! restored operator starts with no mirror. A heap mirror of
 //! each partition (the sort keys in order with their rows' unique keys)
 //! is kept for the `cache_size / rank_end` partitions used last
 //! (`table.exec.rank.topn-cache-size`), off with a TTL.
@@ -25,6 +26,7 @@
 
 use super::topn::{Emitter, TopNSpec};
 use crate::changelog::{Change, RowKind};
+use crate::checkpoint::OperatorImage;
 use crate::operator::{OpError, OpResult, Operator};
 use crate::state::{MapState, StateBackend, StateReport};
 use crate::value::{Row, Value};
@@ -504,6 +506,18 @@ impl Operator for UpdatableTopN {
 
     fn state_reports(&self) -> Vec<StateReport> {
         vec![self.data.report()]
+    }
+
+    fn snapshot_state(&mut self, image: &mut OperatorImage) -> OpResult<()> {
+        Ok(image.add_map("data-state-with-update", &mut self.data)?)
+    }
+
+    fn restore_state(
+        &mut self,
+        image: &OperatorImage,
+        owns: &dyn Fn(&[Value]) -> bool,
+    ) -> OpResult<()> {
+        Ok(image.restore_map("data-state-with-update", &mut self.data, owns)?)
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -505,11 +505,32 @@ impl ValueState {
     }
     /// Every key and row, for a checkpoint (not an access). On RocksDB,
     /// where an operator's subtasks share a column family, all of theirs.
+    /// With a TTL: the stored rows, write time last, of the entries not
+    /// expired (another subtask's share may hold expired entries its
+    /// sweep has not reached).
     pub fn all_entries(&self) -> StateResult<Vec<(Row, Row)>> {
-        match &self.imp {
-            ValueImpl::Heap(s) => Ok(s.all_entries()),
-            ValueImpl::Rocks(s) => s.all_entries(),
+        let mut all = match &self.imp {
+            ValueImpl::Heap(s) => s.all_entries(),
+            ValueImpl::Rocks(s) => s.all_entries()?,
+        };
+        if let Some(t) = &self.ttl {
+            all.retain(|(_, v)| !t.expired(v));
         }
+        Ok(all)
+    }
+    /// Removes the entries whose TTL passed, as the next access would;
+    /// nothing without a TTL. At a checkpoint barrier, so that RocksDB's
+    /// files hold no expired entry.
+    pub fn expire_due(&mut self) -> StateResult<()> {
+        self.sweep()
+    }
+    /// Writes back an entry [`ValueState::all_entries`] gave: with a TTL,
+    /// `stored` carries its write time, which is kept and queued.
+    pub fn restore_entry(&mut self, key: &[Value], stored: Row) -> StateResult<()> {
+        if let Some(t) = &mut self.ttl {
+            t.restored(key, None, &stored);
+        }
+        dispatch!(&mut self.imp, s => s.put(key, stored))
     }
 }
 
@@ -641,9 +662,24 @@ impl MapState {
     /// Every key, user key and row, for a checkpoint (not an access); see
     /// [`ValueState::all_entries`].
     pub fn all_entries(&self) -> StateResult<Vec<(Row, Row, Row)>> {
-        match &self.imp {
-            MapImpl::Heap(s) => Ok(s.all_entries()),
-            MapImpl::Rocks(s) => s.all_entries(),
+        let mut all = match &self.imp {
+            MapImpl::Heap(s) => s.all_entries(),
+            MapImpl::Rocks(s) => s.all_entries()?,
+        };
+        if let Some(t) = &self.ttl {
+            all.retain(|(_, _, v)| !t.expired(v));
         }
+        Ok(all)
+    }
+    /// [`ValueState::expire_due`].
+    pub fn expire_due(&mut self) -> StateResult<()> {
+        self.sweep()
+    }
+    /// [`ValueState::restore_entry`].
+    pub fn restore_entry(&mut self, key: &[Value], ukey: &[Value], stored: Row) -> StateResult<()> {
+        if let Some(t) = &mut self.ttl {
+            t.restored(key, Some(ukey), &stored);
+        }
+        dispatch_map!(&mut self.imp, s => s.put(key, ukey, stored))
     }
 }

@@ -20,6 +20,13 @@
 //! Time is the state clock, which the executor advances: wall time since
 //! the job started, or, with `lab.clock = deterministic`, one millisecond
 //! per input record read, so tests are reproducible.
+//!
+//! Checkpoints: a state with a TTL hands over its live entries with their
+//! write times (the stored rows as they are) after a sweep, so nothing
+//! expired is kept; a restore writes them back as they were and queues
+//! each with its last write's deadline. With the clock restored too
+//! (`operators/src/exec/job/checkpointing.rs`), every entry expires when
+//! it would have in a run never stopped.
 
 use super::heap::{new_map, Map};
 use crate::value::{Row, Value};
@@ -130,6 +137,15 @@ impl Ttl {
         if let Some(Value::Int(t)) = stored.last() {
             self.enqueue(*t as u64, key, ukey);
         }
+    }
+
+    /// Queues an entry a checkpoint restored (`stored` is its row, write
+    /// time last) with the deadline of its last write: the queue a resumed
+    /// run rebuilds. An uninterrupted run may hold the key under an
+    /// earlier deadline (its first write's), which only means one more
+    /// sweep read; the entry expires at the same time either way.
+    pub(crate) fn restored(&mut self, key: &[Value], ukey: Option<&[Value]>, stored: &[Value]) {
+        self.requeue(key, ukey, stored);
     }
 }
 

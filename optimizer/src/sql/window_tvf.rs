@@ -22,6 +22,26 @@ fn unsupported(what: impl Into<String>, node: &ast::Expr) -> PlanError {
     err_at(PlanError::unsupported(what), node)
 }
 
+/// The most windows one row of a HOP or CUMULATE window may fall in: a
+/// window is emitted per key for each of them, so a size many times its
+/// slide makes a job that never ends (each row in billions of windows).
+const MAX_WINDOWS_PER_ROW: i64 = 100_000;
+
+/// Refuses a HOP or CUMULATE window that puts a row in more than
+/// [`MAX_WINDOWS_PER_ROW`] windows (`size / slide`, `max size / step`).
+fn windows_per_row(name: &str, size: i64, slide: i64, node: &ast::Expr) -> Result<(), PlanError> {
+    let n = size / slide;
+    if n > MAX_WINDOWS_PER_ROW {
+        return Err(validation(
+            format!(
+                "{name} windows of {size} ms every {slide} ms put each row in {n} windows; the lab runs at most {MAX_WINDOWS_PER_ROW}"
+            ),
+            node,
+        ));
+    }
+    Ok(())
+}
+
 fn validation(what: impl Into<String>, node: &ast::Expr) -> PlanError {
     err_at(PlanError::validation(what), node)
 }
@@ -259,6 +279,7 @@ pub(crate) fn bind(
         },
         "HOP" => {
             let (slide, size) = (ms(args[2], "slide")?, ms(args[3], "size")?);
+            windows_per_row(&name, size, slide, args[3])?;
             WindowSpec::Hop { size, slide }
         }
         "SESSION" => WindowSpec::Session {
@@ -274,6 +295,7 @@ pub(crate) fn bind(
                     args[3],
                 ));
             }
+            windows_per_row(&name, max_size, step, args[3])?;
             WindowSpec::Cumulate { max_size, step }
         }
     };
