@@ -10,6 +10,8 @@
 //! RocksDB checkpoints too once read back from their files. A checkpoint
 //! that is missing, cut short or corrupt is refused as bad input.
 
+mod common;
+
 use operators::checkpoint::{store, CheckpointStore};
 use optimizer::session::{run_script, FromCheckpoint, InsertOutcome, RunError, RunOptions};
 use std::path::Path;
@@ -94,22 +96,8 @@ INSERT INTO by_count SELECT g, k, cnt FROM (
 ) WHERE rn <= 3;"
 );
 
-/// Two upsert streams (one live row per tenant, then updates) LEFT JOINed.
-const JOIN: &str = "
-CREATE TABLE t0 (tenant_id BIGINT, row_id BIGINT, payload STRING,
-  PRIMARY KEY (tenant_id, row_id) NOT ENFORCED) WITH (
-  'connector' = 'tenant', 'tenants' = '1000', 'number-of-changes' = '1500',
-  'update-ratio' = '0.5', 'payload-length' = '4', 'table-index' = '0', 'seed' = '1');
-CREATE TABLE t1 (tenant_id BIGINT, row_id BIGINT, payload STRING,
-  PRIMARY KEY (tenant_id, row_id) NOT ENFORCED) WITH (
-  'connector' = 'tenant', 'tenants' = '1000', 'number-of-changes' = '1500',
-  'update-ratio' = '0.5', 'payload-length' = '4', 'table-index' = '1', 'seed' = '1');
-CREATE TABLE joined (tenant_id BIGINT, p0 STRING, p1 STRING)
-  WITH ('connector' = 'blackhole');
-INSERT INTO joined
-SELECT t0.tenant_id, t0.payload, t1.payload FROM t0
-LEFT JOIN t1 ON t0.tenant_id = t1.tenant_id;
-";
+/// Two upsert streams LEFT JOINed (`common/checkpoint_jobs.rs`).
+const JOIN: &str = common::checkpoint_jobs::TENANT_LEFT_JOIN;
 
 /// Three upsert streams LEFT JOINed on one key: a MultiJoin when
 /// `table.optimizer.multi-join.enabled`. One row per key and input: on

@@ -7,6 +7,8 @@
 //! attempts left, the run fails as an execution failure (exit code 3); a
 //! fault naming no operator is bad input (exit code 2).
 
+mod common;
+
 use optimizer::session::{run_script, InsertOutcome, RunError, RunOptions};
 use std::path::Path;
 
@@ -20,21 +22,7 @@ CREATE TABLE per_key (k BIGINT, cnt BIGINT, total BIGINT)
 INSERT INTO per_key SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k;
 ";
 
-const JOIN: &str = "
-CREATE TABLE t0 (tenant_id BIGINT, row_id BIGINT, payload STRING,
-  PRIMARY KEY (tenant_id, row_id) NOT ENFORCED) WITH (
-  'connector' = 'tenant', 'tenants' = '1000', 'number-of-changes' = '1500',
-  'update-ratio' = '0.5', 'payload-length' = '4', 'table-index' = '0', 'seed' = '1');
-CREATE TABLE t1 (tenant_id BIGINT, row_id BIGINT, payload STRING,
-  PRIMARY KEY (tenant_id, row_id) NOT ENFORCED) WITH (
-  'connector' = 'tenant', 'tenants' = '1000', 'number-of-changes' = '1500',
-  'update-ratio' = '0.5', 'payload-length' = '4', 'table-index' = '1', 'seed' = '1');
-CREATE TABLE joined (tenant_id BIGINT, p0 STRING, p1 STRING)
-  WITH ('connector' = 'blackhole');
-INSERT INTO joined
-SELECT t0.tenant_id, t0.payload, t1.payload FROM t0
-LEFT JOIN t1 ON t0.tenant_id = t1.tenant_id;
-";
+const JOIN: &str = common::checkpoint_jobs::TENANT_LEFT_JOIN;
 
 fn run(sql: &str, set: &[(&str, String)]) -> Result<InsertOutcome, RunError> {
     let set: Vec<(String, String)> = set

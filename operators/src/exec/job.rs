@@ -925,7 +925,7 @@ impl Job {
                 Ok(())
             }
             Target::Stage(s, input) => {
-                self.check_fault(s, partitions.iter().map(|b| b.len() as u64).sum())?;
+                self.check_fault(s, &partitions)?;
                 let stage = &mut self.stages[s];
                 let p = stage.subtasks.len();
                 if matches!(exchange, Exchange::Hash(_)) {

@@ -2,6 +2,7 @@
 //! and running a script against them.
 #![allow(dead_code)]
 
+pub mod checkpoint_jobs;
 pub mod events;
 pub mod queries;
 

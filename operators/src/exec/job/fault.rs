@@ -6,6 +6,7 @@
 //! the operator.
 
 use super::Job;
+use crate::changelog::Change;
 use crate::operator::{OpError, OpResult};
 
 /// Where and when to fail.
@@ -43,16 +44,17 @@ impl Job {
         Ok(self.stages[stage].name.clone())
     }
 
-    /// Counts `records` reaching stage `s`; fails the job when they take
-    /// the stage past the injected fault's count.
-    pub(super) fn check_fault(&mut self, s: usize, records: u64) -> OpResult<()> {
+    /// Counts the records of `batches` reaching stage `s`; fails the job
+    /// when they take the stage past the injected fault's count. Without a
+    /// fault on `s` it counts nothing.
+    pub(super) fn check_fault(&mut self, s: usize, batches: &[Vec<Change>]) -> OpResult<()> {
         let Some(f) = &mut self.fault else {
             return Ok(());
         };
         if f.stage != s {
             return Ok(());
         }
-        f.seen += records;
+        f.seen += batches.iter().map(|b| b.len() as u64).sum::<u64>();
         if f.seen < f.after_records {
             return Ok(());
         }
