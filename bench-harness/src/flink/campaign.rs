@@ -76,6 +76,7 @@ impl FlinkRunner {
             taskmanagers: 2,
             slots: 2,
             rest_port: None,
+            taskmanager_memory_mb: None,
         };
         // From here an interruption stops what `start` began.
         stop_on_interrupt(Some(dir.clone()));

@@ -61,6 +61,9 @@ pub struct StartOptions {
     pub taskmanagers: u32,
     pub slots: u32,
     pub rest_port: Option<u16>,
+    /// `taskmanager.memory.process.size` in MB (default: 1024 + 512 per
+    /// slot).
+    pub taskmanager_memory_mb: Option<u32>,
 }
 
 /// The `--add-opens` Flink's own config.yaml gives every JVM on Java 17;
@@ -126,7 +129,7 @@ pub fn config_yaml(
     java_opts: &str,
 ) -> String {
     let d = |sub: &str| dir.join(sub).display().to_string();
-    let tm_mb = 1024 + 512 * o.slots;
+    let tm_mb = o.taskmanager_memory_mb.unwrap_or(1024 + 512 * o.slots);
     format!(
         "# Written by `lab flink start`; rewritten at every start.\n\
          env.java.opts.all: \"{java_opts}\"\n\
@@ -517,10 +520,17 @@ mod tests {
             taskmanagers: 2,
             slots: 2,
             rest_port: None,
+            taskmanager_memory_mb: None,
         };
         let y = config_yaml(Path::new("/c"), &o, 8081, 6123, "-X");
         assert!(y.contains("taskmanager.numberOfTaskSlots: 2\n"));
         assert!(y.contains("taskmanager.memory.process.size: 2048m\n"));
+        let bigger = StartOptions {
+            taskmanager_memory_mb: Some(6144),
+            ..o
+        };
+        let y = config_yaml(Path::new("/c"), &bigger, 8081, 6123, "-X");
+        assert!(y.contains("taskmanager.memory.process.size: 6144m\n"));
         assert!(y.contains("env.pid.dir: \"/c/pid\"\n"));
         assert!(y.contains("rest.port: 8081\n"));
         assert!(y.contains("jobmanager.rpc.port: 6123\n"));

@@ -161,6 +161,10 @@ pub enum FlinkCommand {
         /// REST port (default: 8081, or a free port when 8081 is taken).
         #[arg(long)]
         rest_port: Option<u16>,
+        /// Memory of each TaskManager process in MB
+        /// (`taskmanager.memory.process.size`; default: 1024 + 512 per slot).
+        #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u32).range(1024..=1_048_576))]
+        taskmanager_memory: Option<u32>,
         /// The cluster's folder (config, logs, pids, state).
         #[arg(long, value_name = "DIR")]
         cluster_dir: Option<PathBuf>,
@@ -200,6 +204,7 @@ pub fn dispatch(cmd: &FlinkCommand) -> Result<(), FlinkError> {
             taskmanagers,
             slots,
             rest_port,
+            taskmanager_memory,
             cluster_dir: d,
         } => {
             let info = cluster::start(
@@ -209,6 +214,7 @@ pub fn dispatch(cmd: &FlinkCommand) -> Result<(), FlinkError> {
                     taskmanagers: *taskmanagers,
                     slots: *slots,
                     rest_port: *rest_port,
+                    taskmanager_memory_mb: *taskmanager_memory,
                 },
             )?;
             crate::output::outln!(

@@ -456,11 +456,20 @@ pub fn rewrite(sql: &str, o: &RewriteOptions) -> Result<Rewritten, FlinkError> {
     let mut dropped_keys = Vec::new();
     let overridden: BTreeSet<&str> = o.overrides.iter().map(|(k, _)| k.as_str()).collect();
     // The lab's defaults where they differ from a cluster's (a client picks
-    // its own parallelism otherwise); the script and --set come after.
-    statements.push(DriverStatement::Set {
-        key: "parallelism.default".to_string(),
-        value: "1".to_string(),
-    });
+    // its own parallelism otherwise; with checkpoints on, Flink restarts a
+    // failed job without end, where the lab's `restart-strategy.type`
+    // defaults to `none`: a job that fails, say out of memory, ends the
+    // run with Flink's error instead of restarting forever); the script
+    // and --set come after.
+    for (key, value) in [
+        ("parallelism.default", "1"),
+        ("restart-strategy.type", "none"),
+    ] {
+        statements.push(DriverStatement::Set {
+            key: key.to_string(),
+            value: value.to_string(),
+        });
+    }
     for (k, v) in o.overrides {
         if k.starts_with("lab.") {
             dropped_keys.push(k.clone());
@@ -755,7 +764,8 @@ mod tests {
         );
         let texts: Vec<String> = r.statements.iter().map(DriverStatement::text).collect();
         assert_eq!(texts[0], "SET 'parallelism.default' = '1'");
-        let texts = &texts[1..];
+        assert_eq!(texts[1], "SET 'restart-strategy.type' = 'none'");
+        let texts = &texts[2..];
         assert_eq!(texts[0], "SET 'parallelism.default' = '4'");
         assert_eq!(texts[1], "SET 'table.exec.mini-batch.enabled' = 'true'");
         // The script's parallelism loses to the override; lab.clock goes.
@@ -777,13 +787,13 @@ mod tests {
         assert!(texts[3].contains("'identifier' = 'r1/out1'"));
         assert!(texts[3].contains("PRIMARY KEY (k) NOT ENFORCED"));
         assert_eq!(
-            r.statements[5],
+            r.statements[6],
             DriverStatement::Insert {
                 sql: "INSERT INTO out1 SELECT /*+ STATE_TTL('src' = '1d') */ k, COUNT(*) FROM src GROUP BY k".into(),
                 sink: "out1".into()
             }
         );
-        assert_eq!(r.statements.len(), 6);
+        assert_eq!(r.statements.len(), 7);
         assert_eq!(r.sinks[0].key, Some(vec![0]));
     }
 
