@@ -6,6 +6,11 @@
 //! side's map, emits one `+I` row `Vec` per match, and is added to its own
 //! side), in the same batches. After the group the bench prints each
 //! operator's rate as a share of the floor's (`support/floor_ratio.rs`).
+//! `rocksdb_async_state` is the RocksDB operator with asynchronous state
+//! execution (each batch's keys loaded for both sides at once, one
+//! `MultiGet` or one sorted prefix pass, the changes written with one
+//! `WriteBatch`); the bench also prints its rate as a share of `rocksdb`'s
+//! (one record at a time).
 
 // The allocator of the `lab` binary, so operators are timed as the lab runs them.
 #[global_allocator]
@@ -87,19 +92,26 @@ fn bench(c: &mut Criterion) {
     g.bench_function("hashbrown_floor", |b| {
         b.iter(|| t.time("hashbrown_floor", || hashbrown_join(&left, &right)))
     });
-    for (name, backend) in [
-        ("heap", StateBackend::heap()),
-        ("rocksdb", StateBackend::rocksdb(None).unwrap()),
+    let rocksdb = StateBackend::rocksdb(None).unwrap();
+    for (name, backend, async_state) in [
+        ("heap", StateBackend::heap(), false),
+        ("rocksdb", rocksdb.clone(), false),
+        ("rocksdb_async_state", rocksdb, true),
     ] {
         g.bench_function(name, |b| {
             b.iter_batched(
                 || {
-                    RegularJoinOperator::new(
+                    let op = RegularJoinOperator::new(
                         &backend,
                         &format!("bench-{}", rand::random::<u32>()),
                         spec.clone(),
                     )
-                    .unwrap()
+                    .unwrap();
+                    if async_state {
+                        op.with_async_state()
+                    } else {
+                        op
+                    }
                 },
                 |mut op| {
                     t.time(name, || {
@@ -117,9 +129,15 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-    for operator in ["heap", "rocksdb"] {
+    for operator in ["heap", "rocksdb", "rocksdb_async_state"] {
         timings.print_ratio("regular_join", operator, "hashbrown_floor", 2 * ROWS as u64);
     }
+    timings.print_ratio(
+        "regular_join",
+        "rocksdb_async_state",
+        "rocksdb",
+        2 * ROWS as u64,
+    );
 }
 
 criterion_group!(benches, bench);

@@ -386,3 +386,30 @@ fn explain_names_async_state_on_the_regular_join() {
         1
     );
 }
+
+#[test]
+fn a_compiled_plan_keeps_async_state() {
+    use optimizer::physical::{compiled_plan, plan_insert};
+    use optimizer::session::{configs_per_insert, Action};
+    let sql = script_for(&JOIN_ASYNC_QUERIES[..1]);
+    let script = optimizer::sql::parse_script(&sql).unwrap();
+    let json_for = |overrides: &[(String, String)]| {
+        let mut out = Vec::new();
+        for (action, config) in configs_per_insert(&script, overrides).unwrap() {
+            let Action::Run(set) = action else { continue };
+            for insert in set {
+                let plan = plan_insert(&insert, &script.catalog, &config).unwrap();
+                let json = compiled_plan::compile(&plan);
+                let loaded = compiled_plan::load(&json, "p.json").unwrap();
+                assert_eq!(compiled_plan::compile(&loaded), json);
+                out.push(json);
+            }
+        }
+        out
+    };
+    let on = json_for(&[(ASYNC.0.to_string(), ASYNC.1.to_string())]);
+    let off = json_for(&[]);
+    assert_eq!((on.len(), off.len()), (1, 1));
+    let flag = |json: &str| json.matches("\"async_state\"").count();
+    assert_eq!((flag(&on[0]), flag(&off[0])), (1, 0), "{}", on[0]);
+}
