@@ -413,3 +413,38 @@ fn a_compiled_plan_keeps_async_state() {
     let flag = |json: &str| json.matches("\"async_state\"").count();
     assert_eq!((flag(&on[0]), flag(&off[0])), (1, 0), "{}", on[0]);
 }
+
+#[test]
+fn on_the_heap_and_with_a_state_ttl_async_state_goes_one_record_at_a_time() {
+    let sql = script_for(JOIN_ASYNC_QUERIES);
+    let sources = repeating_sources();
+    let run_with = |backend: &str, ttl: Option<&str>, async_state: bool| {
+        let mut o = vec![
+            ("state.backend.type", backend.to_string()),
+            ("lab.source.batch-size", "4".to_string()),
+        ];
+        if let Some(ttl) = ttl {
+            o.push(("table.exec.state.ttl", ttl.to_string()));
+        }
+        if async_state {
+            o.push((ASYNC.0, ASYNC.1.to_string()));
+        }
+        let (_, outcomes) = run_mem(&sql, &sources, &o, RunOptions::keep_all()).unwrap();
+        outcomes
+            .iter()
+            .map(|o| (o.changelog.clone(), join_states(o)))
+            .collect::<Vec<_>>()
+    };
+    // The same changelog and the same state accesses, counted alike.
+    for (backend, ttl) in [
+        ("hashmap", None),
+        ("hashmap", Some("1 h")),
+        ("rocksdb", Some("1 h")),
+    ] {
+        assert_eq!(
+            run_with(backend, ttl, true),
+            run_with(backend, ttl, false),
+            "{backend}, TTL {ttl:?}"
+        );
+    }
+}
