@@ -383,3 +383,75 @@ impl MapState {
         matches!((&self.imp, &self.ttl), (MapImpl::Rocks(_), None))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::StateBackend;
+
+    fn i(v: i64) -> Value {
+        Value::Int(v)
+    }
+
+    /// The same changes through an image and one access at a time leave
+    /// the same entries, live count and logical bytes; the image reads
+    /// each key once (a scan's reads) and writes each changed entry once.
+    #[test]
+    fn an_image_changes_what_direct_accesses_change_with_exact_counters() {
+        let backend = StateBackend::rocksdb(None).unwrap();
+        let mut direct = backend.map_state("t", "direct", 1, 1).unwrap();
+        let mut batched = backend.map_state("t", "batched", 1, 1).unwrap();
+        for s in [&mut direct, &mut batched] {
+            s.put(&[i(1)], &[i(10)], vec![i(100)]).unwrap();
+            s.put(&[i(1)], &[i(11)], vec![i(110)]).unwrap();
+            s.put(&[i(3)], &[i(30)], vec![i(300)]).unwrap();
+        }
+        let before = batched.metrics();
+        // Keys 3, 1, 2 (unsorted; 2 absent).
+        let keys: [&[Value]; 3] = [&[i(3)], &[i(1)], &[i(2)]];
+        let mut image = batched.load_image(&keys).unwrap().unwrap();
+        assert_eq!(batched.metrics().reads - before.reads, 1 + 2 + 1);
+        let mut seen = Vec::new();
+        image.for_each(&[i(1)], |u, v| seen.push((u.to_vec(), v.to_vec())));
+        assert_eq!(
+            seen,
+            [(vec![i(10)], vec![i(100)]), (vec![i(11)], vec![i(110)])]
+        );
+        type Put<'a> = dyn FnMut(&[Value], &[Value], Option<Row>) + 'a;
+        let ops = |put: &mut Put| {
+            put(&[i(1)], &[i(10)], None);
+            put(&[i(1)], &[i(12)], Some(vec![i(120)]));
+            put(&[i(2)], &[i(20)], Some(vec![i(200)]));
+            put(&[i(2)], &[i(20)], None);
+            put(&[i(3)], &[i(30)], Some(vec![i(3000)]));
+            put(&[i(1)], &[i(11)], Some(vec![i(111)]));
+        };
+        ops(&mut |k, u, v| match v {
+            Some(v) => direct.put(k, u, v).unwrap(),
+            None => direct.delete(k, u).unwrap(),
+        });
+        ops(&mut |k, u, v| match v {
+            Some(v) => image.put(k, u, v),
+            None => image.delete(k, u),
+        });
+        let mut writes = ImageWrites::new();
+        batched.stage_image(image, &mut writes).unwrap();
+        writes.commit().unwrap();
+        let (d, b) = (direct.metrics(), batched.metrics());
+        assert_eq!((d.entries, d.logical_bytes), (b.entries, b.logical_bytes));
+        // Changed: (1,10) deleted, (1,12), (3,30), (1,11) written; (2,20)
+        // came and went.
+        assert_eq!(
+            (b.writes - before.writes, b.deletes - before.deletes),
+            (3, 1)
+        );
+        let strip = |mut e: Vec<(Row, Row, Row)>| {
+            e.sort_by(|x, y| crate::value::cmp_rows(&x.1, &y.1));
+            e
+        };
+        assert_eq!(
+            strip(direct.all_entries().unwrap()),
+            strip(batched.all_entries().unwrap())
+        );
+    }
+}
