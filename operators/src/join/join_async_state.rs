@@ -25,6 +25,7 @@
 use super::join_core::JoinCore;
 use crate::changelog::Change;
 use crate::operator::OpResult;
+use crate::state::heap::fixed_state;
 use crate::state::rocksdb::ImageWrites;
 use crate::value::{Row, Value};
 
@@ -45,8 +46,8 @@ pub(crate) fn apply_batch(
         let sides = core.sides_mut();
         if sides.iter().all(|s| s.keeps_images()) {
             // The distinct keys in order of first use.
-            let mut seen: std::collections::HashSet<&[Value]> =
-                std::collections::HashSet::with_capacity(keys.len());
+            let mut seen: hashbrown::HashSet<&[Value], _> =
+                hashbrown::HashSet::with_capacity_and_hasher(keys.len(), fixed_state());
             let distinct: Vec<&[Value]> = keys
                 .iter()
                 .map(Vec::as_slice)

@@ -25,10 +25,10 @@
 
 use super::{err, Db, Handle};
 use crate::state::codec::{decode, decode_all, encode_into};
+use crate::state::heap::{fixed_state, Map};
 use crate::state::{MapImpl, MapState, StateError, StateResult, ValueImpl, ValueState};
 use crate::value::{Row, Value};
 use rocksdb::WriteBatch;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// One entry of the image: the user key (empty in a value state), its
@@ -50,7 +50,7 @@ struct KeyImage {
 
 /// The loaded keys of one state (see the module doc).
 pub struct StateImage {
-    index: HashMap<Row, u32>,
+    index: Map<Row, u32>,
     keys: Vec<KeyImage>,
     ukey_buf: Vec<u8>,
 }
@@ -58,7 +58,7 @@ pub struct StateImage {
 impl StateImage {
     fn new() -> StateImage {
         StateImage {
-            index: HashMap::new(),
+            index: Map::with_hasher(fixed_state()),
             keys: Vec::new(),
             ukey_buf: Vec::new(),
         }
