@@ -6,6 +6,12 @@
 //! side's map, emits one `+I` row `Vec` per match, and is added to its own
 //! side), in the same batches. After the group the bench prints each
 //! operator's rate as a share of the floor's (`support/floor_ratio.rs`).
+//! `rocksdb_async_state` is the RocksDB operator with asynchronous state
+//! execution (each batch's keys loaded for both sides at once, one
+//! `MultiGet` or one sorted prefix pass, the changes written with one
+//! `WriteBatch`); before the group it also runs ten times in turn with
+//! `rocksdb` (one record at a time) and the bench prints its rate as a
+//! share of that one's.
 
 // The allocator of the `lab` binary, so operators are timed as the lab runs them.
 #[global_allocator]
@@ -81,35 +87,53 @@ fn bench(c: &mut Criterion) {
         left_layout: JoinStateLayout::HasUniqueKey(vec![0]),
         right_layout: JoinStateLayout::HasUniqueKey(vec![0]),
     };
+    let rocksdb = StateBackend::rocksdb(None).unwrap();
+    let operator = |backend: &StateBackend, async_state: bool| {
+        let op = RegularJoinOperator::new(
+            backend,
+            &format!("bench-{}", rand::random::<u32>()),
+            spec.clone(),
+        )
+        .unwrap();
+        if async_state {
+            op.with_async_state()
+        } else {
+            op
+        }
+    };
+    let run = |op: &mut RegularJoinOperator| {
+        let mut out = Vec::new();
+        for (l, r) in left.chunks(1024).zip(right.chunks(1024)) {
+            out.clear();
+            op.process(0, l.to_vec(), &mut out).unwrap();
+            op.process(1, r.to_vec(), &mut out).unwrap();
+        }
+    };
+    // Asynchronous state against one record at a time on RocksDB, run in
+    // turns (so both see the same machine), each on a fresh operator.
+    let interleaved = floor_ratio::Timings::default();
+    for _ in 0..10 {
+        for (name, async_state) in [("rocksdb", false), ("rocksdb_async_state", true)] {
+            let mut op = operator(&rocksdb, async_state);
+            interleaved.time(name, || run(&mut op));
+        }
+    }
     let mut g = c.benchmark_group("regular_join");
     g.throughput(Throughput::Elements(2 * ROWS as u64));
     g.sample_size(10);
     g.bench_function("hashbrown_floor", |b| {
         b.iter(|| t.time("hashbrown_floor", || hashbrown_join(&left, &right)))
     });
-    for (name, backend) in [
-        ("heap", StateBackend::heap()),
-        ("rocksdb", StateBackend::rocksdb(None).unwrap()),
+    for (name, backend, async_state) in [
+        ("heap", StateBackend::heap(), false),
+        ("rocksdb", rocksdb.clone(), false),
+        ("rocksdb_async_state", rocksdb.clone(), true),
     ] {
         g.bench_function(name, |b| {
             b.iter_batched(
-                || {
-                    RegularJoinOperator::new(
-                        &backend,
-                        &format!("bench-{}", rand::random::<u32>()),
-                        spec.clone(),
-                    )
-                    .unwrap()
-                },
+                || operator(&backend, async_state),
                 |mut op| {
-                    t.time(name, || {
-                        let mut out = Vec::new();
-                        for (l, r) in left.chunks(1024).zip(right.chunks(1024)) {
-                            out.clear();
-                            op.process(0, l.to_vec(), &mut out).unwrap();
-                            op.process(1, r.to_vec(), &mut out).unwrap();
-                        }
-                    });
+                    t.time(name, || run(&mut op));
                     op
                 },
                 BatchSize::LargeInput,
@@ -117,9 +141,21 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-    for operator in ["heap", "rocksdb"] {
+    for operator in ["heap", "rocksdb", "rocksdb_async_state"] {
         timings.print_ratio("regular_join", operator, "hashbrown_floor", 2 * ROWS as u64);
     }
+    timings.print_ratio(
+        "regular_join",
+        "rocksdb_async_state",
+        "rocksdb",
+        2 * ROWS as u64,
+    );
+    interleaved.print_ratio(
+        "regular_join, 10 interleaved runs",
+        "rocksdb_async_state",
+        "rocksdb",
+        2 * ROWS as u64,
+    );
 }
 
 criterion_group!(benches, bench);

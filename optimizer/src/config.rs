@@ -436,7 +436,10 @@ static KEYS: &[KeyInfo] = &[
          calls without distinct or MIN/MAX value maps) reads each input batch's \
          keys together (one RocksDB MultiGet) and writes them together, applying \
          the records one at a time in order: the same changelog, fewer state \
-         reads. On the heap backend it changes nothing.",
+         reads. A regular join (one record at a time) loads each batch's join \
+         keys for both sides together (one MultiGet, or one sorted prefix pass of \
+         a map state) and writes its changes in one WriteBatch, with the same \
+         changelog. On the heap backend it changes nothing.",
     ),
     key(
         ROCKSDB_BLOCK_CACHE_SIZE,

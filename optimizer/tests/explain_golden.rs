@@ -1,7 +1,7 @@
 //! Golden EXPLAIN output of every script in `examples/`, in Flink's layout
 //! (`lab explain`: each statement as `EXPLAIN CHANGELOG_MODE` prints it),
 //! plus a few configurations that bring out mini-batch, local-global,
-//! split distinct, MultiJoin and delta join. The files are
+//! split distinct, MultiJoin, delta join and asynchronous state. The files are
 //! `tests/golden/explain/<script>[@<variant>].txt` (`nexmark-<query>` for
 //! `examples/nexmark/`); run with
 //! `UPDATE_GOLDEN=1` to write them anew, then review the diff.
@@ -82,6 +82,11 @@ const VARIANTS: &[Variant] = &[
             ("table.exec.mini-batch.allow-latency", "5 s"),
             ("table.exec.mini-batch.size", "5000"),
         ],
+    ),
+    (
+        "campaign_minibatch_join",
+        "async-state",
+        &[("table.exec.async-state.enabled", "true")],
     ),
     (
         "tenant_multijoin_10way",

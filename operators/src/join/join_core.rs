@@ -73,6 +73,12 @@ impl JoinCore {
         })
     }
 
+    /// Both sides' state (asynchronous state loads and writes their
+    /// batch images, [`super::join_async_state`]).
+    pub(crate) fn sides_mut(&mut self) -> &mut [JoinSideState; 2] {
+        &mut self.sides
+    }
+
     pub(crate) fn state_reports(&self) -> Vec<StateReport> {
         vec![self.sides[0].report(), self.sides[1].report()]
     }

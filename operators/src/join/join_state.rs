@@ -15,8 +15,10 @@
 //! row followed by the associations (outer side only); `NoUniqueKey` stores
 //! `[count]` or `[count, associations]` under the row itself.
 
+use super::side_access::{Maps, Values};
 use crate::checkpoint::OperatorImage;
 use crate::operator::OpResult;
+use crate::state::rocksdb::{ImageWrites, StateImage};
 use crate::state::{MapState, StateBackend, StateReport, ValueState};
 use crate::value::{extend_copy, Row, Value};
 
@@ -60,6 +62,9 @@ pub struct JoinSideState {
     /// The unique key of the row at hand (`HasUniqueKey`), reused from
     /// record to record rather than allocated for each.
     ukey: Row,
+    /// The batch's keys while an input batch is joined with asynchronous
+    /// state ([`super::join_async_state`]): every access goes to it.
+    image: Option<StateImage>,
 }
 
 impl JoinSideState {
@@ -89,7 +94,43 @@ impl JoinSideState {
             arity,
             store,
             ukey: Row::new(),
+            image: None,
         })
+    }
+
+    /// Whether this side's state keeps per-batch images (RocksDB without a
+    /// TTL; see [`super::join_async_state`]).
+    pub(crate) fn keeps_images(&self) -> bool {
+        match &self.store {
+            Store::Value(s) => s.keeps_images(),
+            Store::Map(s) => s.keeps_images(),
+        }
+    }
+
+    /// Loads `keys` (distinct) into this side's image; accesses go to it
+    /// until [`JoinSideState::end_batch`].
+    pub(crate) fn begin_batch(&mut self, keys: &[&[Value]]) -> OpResult<()> {
+        self.image = match &mut self.store {
+            Store::Value(s) => s.load_image(keys)?,
+            Store::Map(s) => s.load_image(keys)?,
+        };
+        Ok(())
+    }
+
+    /// Stages the image's changed entries into `writes` and drops it.
+    pub(crate) fn end_batch(&mut self, writes: &mut ImageWrites) -> OpResult<()> {
+        if let Some(image) = self.image.take() {
+            match &mut self.store {
+                Store::Value(s) => s.stage_image(image, writes)?,
+                Store::Map(s) => s.stage_image(image, writes)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops the image unwritten (a failed batch).
+    pub(crate) fn discard_batch(&mut self) {
+        self.image = None;
     }
 
     pub fn layout(&self) -> &JoinStateLayout {
@@ -165,7 +206,7 @@ impl JoinSideState {
         };
         match (&mut self.store, &self.layout) {
             (Store::Value(s), _) => {
-                if let Some(v) = s.get(key)? {
+                if let Some(v) = Values::of(s, &mut self.image).get(key)? {
                     if keep(&v[..arity]) {
                         let associations = if outer {
                             v[arity].as_int().unwrap_or(0)
@@ -176,17 +217,18 @@ impl JoinSideState {
                     }
                 }
             }
-            (Store::Map(s), JoinStateLayout::HasUniqueKey(_)) => s.for_each(key, |_, v| {
-                if keep(&v[..arity]) {
-                    let associations = if outer {
-                        v[arity].as_int().unwrap_or(0)
-                    } else {
-                        0
-                    };
-                    push(&v[..arity], 1, associations);
-                }
-            })?,
-            (Store::Map(s), _) => s.for_each(key, |row, v| {
+            (Store::Map(s), JoinStateLayout::HasUniqueKey(_)) => Maps::of(s, &mut self.image)
+                .for_each(key, |_, v| {
+                    if keep(&v[..arity]) {
+                        let associations = if outer {
+                            v[arity].as_int().unwrap_or(0)
+                        } else {
+                            0
+                        };
+                        push(&v[..arity], 1, associations);
+                    }
+                })?,
+            (Store::Map(s), _) => Maps::of(s, &mut self.image).for_each(key, |row, v| {
                 if keep(row) {
                     let count = v[0].as_int().unwrap_or(0);
                     let associations = if outer { v[1].as_int().unwrap_or(0) } else { 0 };
@@ -221,10 +263,10 @@ impl JoinSideState {
             row.push(Value::Int(associations));
         }
         match (&mut self.store, &self.layout) {
-            (Store::Value(s), _) => s.put(key, row)?,
+            (Store::Value(s), _) => Values::of(s, &mut self.image).put(key, row)?,
             (Store::Map(s), JoinStateLayout::HasUniqueKey(uk)) => {
                 fill_unique_key(&mut self.ukey, uk, &row);
-                s.put(key, &self.ukey, row)?
+                Maps::of(s, &mut self.image).put(key, &self.ukey, row)?
             }
             (Store::Map(_), _) => unreachable!("NoUniqueKey is handled above"),
         }
@@ -237,7 +279,7 @@ impl JoinSideState {
         let Store::Map(s) = &mut self.store else {
             unreachable!("a NoUniqueKey side keeps map state")
         };
-        s.modify(key, row, |slot| {
+        Maps::of(s, &mut self.image).modify(key, row, |slot| {
             let count = slot.as_ref().and_then(|v| v[0].as_int()).unwrap_or(0) + 1;
             let mut v = vec![Value::Int(count)];
             if outer {
@@ -251,12 +293,12 @@ impl JoinSideState {
     /// Removes one copy of `row`.
     pub fn retract(&mut self, key: &[Value], row: &[Value]) -> OpResult<()> {
         match (&mut self.store, &self.layout) {
-            (Store::Value(s), _) => s.delete(key)?,
+            (Store::Value(s), _) => Values::of(s, &mut self.image).delete(key)?,
             (Store::Map(s), JoinStateLayout::HasUniqueKey(uk)) => {
                 fill_unique_key(&mut self.ukey, uk, row);
-                s.delete(key, &self.ukey)?
+                Maps::of(s, &mut self.image).delete(key, &self.ukey)?
             }
-            (Store::Map(s), _) => s.modify(key, row, |slot| {
+            (Store::Map(s), _) => Maps::of(s, &mut self.image).modify(key, row, |slot| {
                 if let Some(v) = slot {
                     let count = v[0].as_int().unwrap_or(0) - 1;
                     if count <= 0 {
@@ -279,20 +321,20 @@ impl JoinSideState {
     ) -> OpResult<()> {
         let arity = self.arity;
         match (&mut self.store, &self.layout) {
-            (Store::Value(s), _) => s.modify(key, |slot| {
+            (Store::Value(s), _) => Values::of(s, &mut self.image).modify(key, |slot| {
                 if let Some(v) = slot {
                     v[arity] = Value::Int(associations);
                 }
             })?,
             (Store::Map(s), JoinStateLayout::HasUniqueKey(uk)) => {
                 fill_unique_key(&mut self.ukey, uk, row);
-                s.modify(key, &self.ukey, |slot| {
+                Maps::of(s, &mut self.image).modify(key, &self.ukey, |slot| {
                     if let Some(v) = slot {
                         v[arity] = Value::Int(associations);
                     }
                 })?
             }
-            (Store::Map(s), _) => s.modify(key, row, |slot| {
+            (Store::Map(s), _) => Maps::of(s, &mut self.image).modify(key, row, |slot| {
                 if let Some(v) = slot {
                     v[1] = Value::Int(associations);
                 }

@@ -3,6 +3,7 @@
 pub mod cascaded_delta_join;
 pub mod delta_join;
 pub mod interval_join;
+mod join_async_state;
 pub mod join_bundle;
 mod join_core;
 pub mod join_spec;
@@ -11,6 +12,7 @@ pub mod lookup_join;
 pub mod mini_batch_join;
 pub mod multi_join;
 pub mod regular_join;
+mod side_access;
 pub mod store_writing_source;
 pub mod window_join;
 

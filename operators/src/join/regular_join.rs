@@ -28,7 +28,13 @@
 //!
 //! Mechanics: each record's key is read off the row and the record joined
 //! by [`super::join_core`], which the mini-batch join shares.
+//!
+//! Asynchronous state execution ([`RegularJoinOperator::with_async_state`],
+//! [`super::join_async_state`]): still one record at a time, with each
+//! input batch's keys loaded for both sides at once and the changed
+//! entries written together at the end; the changelog is the same.
 
+use super::join_async_state;
 use super::join_core::JoinCore;
 use super::join_spec::JoinSpec;
 use crate::changelog::Change;
@@ -42,6 +48,7 @@ pub struct RegularJoinOperator {
     /// Join key columns of the left and the right input.
     keys: [Vec<usize>; 2],
     key_buf: Vec<Value>,
+    async_state: bool,
 }
 
 impl RegularJoinOperator {
@@ -55,12 +62,32 @@ impl RegularJoinOperator {
             core: JoinCore::new(backend, scope, spec)?,
             keys,
             key_buf: Vec::new(),
+            async_state: false,
         })
+    }
+
+    /// One record at a time with Flink's asynchronous state execution
+    /// (`table.exec.async-state.enabled`): each input batch's join keys
+    /// are read for both sides up front and the changes written at the
+    /// end ([`super::join_async_state`]). On the heap and with a TTL it
+    /// changes nothing.
+    pub fn with_async_state(mut self) -> RegularJoinOperator {
+        self.async_state = true;
+        self
     }
 }
 
 impl Operator for RegularJoinOperator {
     fn process(&mut self, input: usize, batch: Vec<Change>, out: &mut Vec<Change>) -> OpResult<()> {
+        if self.async_state {
+            return join_async_state::apply_batch(
+                &mut self.core,
+                &self.keys[input],
+                input,
+                batch,
+                out,
+            );
+        }
         let keys = &self.keys[input];
         let mut key = std::mem::take(&mut self.key_buf);
         let mut result = Ok(());

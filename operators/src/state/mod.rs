@@ -21,7 +21,10 @@
 //! - `modify_many` and, on RocksDB, `modify_in_order` count the same per
 //!   distinct key (not per record);
 //! - a map scan (`entries`, `for_each`) is one read per entry visited, and
-//!   one read when the key has no entries (the seek still happens).
+//!   one read when the key has no entries (the seek still happens);
+//! - a per-batch image on RocksDB (`rocksdb::StateImage`, the join's
+//!   asynchronous state) counts its load as one read per value key and a
+//!   scan's reads per map key, and one write or delete per entry changed.
 
 pub mod codec;
 pub mod heap;

@@ -23,6 +23,11 @@ use rocksdb::{
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+// Per-batch images of a state's keys (asynchronous state of the join).
+#[path = "rocksdb_map_batch.rs"]
+mod map_batch;
+pub use map_batch::{ImageWrites, StateImage};
+
 type Db = DBWithThreadMode<MultiThreaded>;
 
 /// The database of one run and the directory it lives in.

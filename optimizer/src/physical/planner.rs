@@ -397,9 +397,14 @@ fn translate(
                 left_layout: JoinStateLayout::NoUniqueKey,
                 right_layout: JoinStateLayout::NoUniqueKey,
                 mini_batch_size: config.mini_batch().map(|m| m.size),
+                async_state: false,
                 note: None,
                 ttl,
                 hints,
+            };
+            let join = Join {
+                async_state: config.async_state_enabled() && join.async_state_applies(),
+                ..join
             };
             Join::over(l, r, join, schema.clone(), config.parallelism())
         }

@@ -380,6 +380,9 @@ pub fn join_variants() -> Vec<Vec<(&'static str, String)>> {
         mini_batch("3"),
         mini_batch("1000"),
         with_both,
+        // Asynchronous state: the binary joins one record at a time with
+        // each batch's keys loaded together (the MultiJoin stays off).
+        vec![("table.exec.async-state.enabled", "true".to_string())],
     ]
 }
 

@@ -34,6 +34,11 @@ pub struct Join {
     pub right_layout: JoinStateLayout,
     /// Bundle size when mini-batch is on.
     pub mini_batch_size: Option<usize>,
+    /// Flink's asynchronous state execution
+    /// (`table.exec.async-state.enabled`; one record at a time only, see
+    /// [`Join::async_state_applies`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub async_state: bool,
     /// Why this join was not fused into a MultiJoin, when one was asked for.
     pub note: Option<String>,
     /// Idle state retention of the left and right input.
@@ -85,6 +90,15 @@ impl Join {
         let mut unique_key = None;
         join.rederive(&inputs, &mut unique_key);
         PhysicalNode::new(join, inputs, schema, unique_key, parallelism)
+    }
+
+    /// Whether Flink plans this join with asynchronous state when
+    /// `table.exec.async-state.enabled` is on (`StreamExecJoin` building
+    /// `AsyncStateStreamingJoinOperator`): one record at a time, not
+    /// mini-batch. (A MultiJoin, delta, interval, window or lookup join is
+    /// another node.)
+    pub fn async_state_applies(&self) -> bool {
+        self.mini_batch_size.is_none()
     }
 }
 
@@ -357,6 +371,9 @@ impl NodeSpec for Join {
             e.attrs.push(same("miniBatch", "true"));
             e.lab.push(("miniBatchSize", size.to_string()));
         }
+        if self.async_state {
+            e.lab.push(("asyncState", "true".to_string()));
+        }
         e.lab.push((
             "stateTtl",
             format!(
@@ -422,7 +439,14 @@ impl NodeSpec for Join {
                     spec.clone(),
                     size,
                 )?) as Box<dyn Operator>,
-                None => Box::new(RegularJoinOperator::new(&backend, &scope, spec.clone())?),
+                None => {
+                    let o = RegularJoinOperator::new(&backend, &scope, spec.clone())?;
+                    Box::new(if self.async_state {
+                        o.with_async_state()
+                    } else {
+                        o
+                    })
+                }
             })
         })
     }
