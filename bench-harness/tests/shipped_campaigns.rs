@@ -602,3 +602,41 @@ fn every_other_shipped_spec_runs_quick() {
         run_quick(&name);
     }
 }
+
+/// Every `lab-qN` variant of the Nexmark campaign has a `flink-qN` twin with
+/// the same sinks and configuration (Flink-only `flink.*` keys aside), so
+/// the report's "Lab and Flink" section sets every query beside Flink.
+#[test]
+fn every_nexmark_lab_variant_has_a_flink_twin() {
+    let text = std::fs::read_to_string(campaigns_dir().join("nexmark.toml")).unwrap();
+    let spec: toml::Table = text.parse().unwrap();
+    let variants = spec["variants"].as_table().unwrap();
+    let shared = |v: &toml::Value| -> toml::Table {
+        let mut t = v.as_table().unwrap().clone();
+        t.remove("engine");
+        t.remove("flink");
+        t
+    };
+    let mut labs = 0;
+    for (name, lab) in variants {
+        let Some(query) = name.strip_prefix("lab-") else {
+            continue;
+        };
+        labs += 1;
+        let twin = format!("flink-{query}");
+        let flink = variants
+            .get(&twin)
+            .unwrap_or_else(|| panic!("{name} has no {twin}"));
+        assert_eq!(shared(lab), shared(flink), "{name} and {twin} differ");
+        assert!(
+            flink.get("flink").is_some(),
+            "{twin} checkpoints (its state size comes from the final checkpoint)"
+        );
+    }
+    assert!(labs >= 20, "{labs} lab variants");
+    assert_eq!(
+        variants.len(),
+        2 * labs,
+        "every variant is a lab or a Flink twin"
+    );
+}
