@@ -209,3 +209,88 @@ fn async_state_reads_each_distinct_key_once_per_batch() {
     // Batches [1, 2, 1] and [1, 3, 2]: two and three distinct keys.
     assert_eq!(reads(true), (5, 5));
 }
+
+/// A changelog of `width`-column rows over `keys` keys in column 0: inserts,
+/// and (unless `insert_only`) retractions and updates of live rows.
+fn big_changelog(
+    keys: i64,
+    width: usize,
+    insert_only: bool,
+) -> impl Strategy<Value = Vec<operators::changelog::Change>> {
+    use operators::changelog::Change;
+    use operators::value::Value;
+    proptest::collection::vec((0..keys, -3i64..6, 0u8..8, any::<usize>()), 0..1500).prop_map(
+        move |actions| {
+            let mut live: Vec<Row> = Vec::new();
+            let mut out = Vec::new();
+            for (k, v, what, pick) in actions {
+                let mut row = vec![Value::Int(k), Value::Int(v)];
+                if width == 3 {
+                    row.push(if v % 2 == 0 {
+                        Value::Null
+                    } else {
+                        Value::str("x")
+                    });
+                }
+                match what {
+                    0 if !live.is_empty() && !insert_only => {
+                        out.push(Change::delete(live.remove(pick % live.len())));
+                    }
+                    1 if !live.is_empty() && !insert_only => {
+                        let j = pick % live.len();
+                        let old = std::mem::replace(&mut live[j], row.clone());
+                        out.push(Change::update_before(old));
+                        out.push(Change::update_after(row));
+                    }
+                    _ => {
+                        live.push(row.clone());
+                        out.push(Change::insert(row));
+                    }
+                }
+            }
+            out
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    /// Batches of many distinct keys (up to 1024 records over 40 to 5,000
+    /// keys), keys repeating within and across batches, with retractions
+    /// and updates: still the oracle's result and the one-record-at-a-time
+    /// changelog.
+    #[test]
+    fn async_state_with_many_keys_per_batch_matches_one_at_a_time(
+        (a, c) in prop_oneof![Just(40i64), Just(300), Just(5000)]
+            .prop_flat_map(|keys| (big_changelog(keys, 3, false), big_changelog(keys, 2, true))),
+        batch in prop_oneof![Just(100usize), Just(1024)],
+    ) {
+        let sql = script_for(ASYNC_QUERIES);
+        let mut sources = MemSources(HashMap::new());
+        sources.0.insert("a".to_string(), a);
+        sources.0.insert("c".to_string(), c);
+        for backend in ["hashmap", "rocksdb"] {
+            for p in [1usize, 4] {
+                let base = vec![
+                    ("state.backend.type", backend.to_string()),
+                    ("parallelism.default", p.to_string()),
+                    ("lab.source.batch-size", batch.to_string()),
+                ];
+                let mut with_async = base.clone();
+                with_async.push(("table.exec.async-state.enabled", "true".to_string()));
+                let (one, expected) = run(&sql, &sources, &base)?;
+                let (batched, _) = run(&sql, &sources, &with_async)?;
+                prop_assert_eq!(one.len(), batched.len());
+                for ((o, a), want) in one.iter().zip(&batched).zip(&expected) {
+                    prop_assert_eq!(a.sink_report().result.as_ref().unwrap(), want);
+                    prop_assert_eq!(
+                        &a.changelog, &o.changelog,
+                        "{}: async state changed the changelog ({}, p {}, batch {})",
+                        a.sink, backend, p, batch
+                    );
+                }
+            }
+        }
+    }
+}
