@@ -2,8 +2,9 @@
 //! 5): a watermark on a column that is not a timestamp, a window over a
 //! column that is not the time attribute, a malformed interval, a SESSION
 //! gap of zero or less, SESSION partition keys that are unknown or not
-//! group keys, a SESSION TVF without an aggregate, early or late firings
-//! on a window aggregate, a window deduplication over SESSION: each an
+//! group keys, a SESSION TVF without an aggregate, a HOP aggregate whose
+//! size is not a multiple of its slide, early or late firings on a window
+//! aggregate, a window deduplication over SESSION: each an
 //! error naming its line and column, exit 2, no panic.
 
 use std::process::Command;
@@ -82,6 +83,11 @@ fn bad_time_and_window_input_is_refused_where_it_is() {
         (
             format!("{BID}INSERT INTO o SELECT window_start, window_end, item, price FROM TABLE(SESSION(TABLE Bid PARTITION BY item, DESCRIPTOR(bidtime), INTERVAL '5' MINUTES));\n"),
             "unsupported SQL at line 8, column 1: a SESSION window TVF runs under a window aggregate",
+        ),
+        (
+            insert("HOP(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL '4' MINUTES, INTERVAL '10' MINUTES)", by_item),
+            "unsupported SQL at line 8, column 1: HOP table function based aggregate requires size must be an \
+             integral multiple of slide, but got size 600000 ms and slide 240000 ms",
         ),
         (
             format!("SET 'table.exec.emit.late-fire.enabled' = 'true';\n{}", insert("TUMBLE(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL '5' MINUTES)", by_item)),

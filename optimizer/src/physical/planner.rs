@@ -882,6 +882,22 @@ fn check_emit_configuration(config: &Config) -> Result<()> {
     Ok(())
 }
 
+/// A HOP window aggregate is computed from slices of the slide (Flink's
+/// `SliceAssigners.hopping`), so its size must be a multiple of the slide:
+/// Flink refuses the plan otherwise, with this message. (A legacy `GROUP
+/// BY HOP(...)` window assigns whole windows and takes any size.)
+fn check_hop_slices(window: &WindowSpec) -> Result<()> {
+    if let WindowSpec::Hop { size, slide } = *window {
+        if size % slide != 0 {
+            return Err(PlanError::unsupported(format!(
+                "HOP table function based aggregate requires size must be an integral multiple \
+                 of slide, but got size {size} ms and slide {slide} ms"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn agg_spec(a: &AggCall) -> AggSpec {
     AggSpec {
         kind: match a.func {
@@ -961,6 +977,7 @@ fn window_aggregate(
         Some(group_window_emit(config, window)?)
     } else {
         check_emit_configuration(config)?;
+        check_hop_slices(window)?;
         None
     };
     if predicates.iter().any(reads_window) {
