@@ -13,7 +13,7 @@
 //! it from its read; a blind `put`/`delete` remembers the last key read and
 //! otherwise looks the old value up first (a real, uncounted `get`).
 
-use super::codec::{decode, decode_all, encode_into};
+use super::codec::{decode_all, decode_all_into, decode_into, encode_into};
 use super::rocksdb_options::RocksDbOptions;
 use super::{StateError, StateMetrics, StateReport, StateResult};
 use crate::value::{Row, Value};
@@ -155,6 +155,8 @@ struct Handle {
     val_buf: Vec<u8>,
     /// The last key read and its value length (`None`: absent).
     last: Option<(Vec<u8>, Option<usize>)>,
+    /// A prefix scan's user key and value buffers, reused from scan to scan.
+    scan_bufs: (Row, Row),
     metrics: StateMetrics,
 }
 
@@ -176,6 +178,7 @@ impl Handle {
             key_buf: Vec::new(),
             val_buf: Vec::new(),
             last: None,
+            scan_bufs: (Row::new(), Row::new()),
             metrics: StateMetrics::default(),
         }
     }
@@ -539,6 +542,8 @@ impl RocksMapState {
         h.key_buf.clear();
         encode_into(key, &mut h.key_buf);
         let prefix_len = h.key_buf.len();
+        // Each entry decoded into the same two buffers.
+        let (mut ukey, mut value) = std::mem::take(&mut h.scan_bufs);
         let cf = h.cf();
         let mut it = h.db.raw_iterator_cf(&cf);
         it.seek(&h.key_buf);
@@ -550,15 +555,20 @@ impl RocksMapState {
             }
             visited += 1;
             let corrupt = || StateError::Corrupt(h.cf.clone());
-            let (ukey, _) = decode(&k[prefix_len..], self.ukey_arity).ok_or_else(corrupt)?;
-            let value =
-                decode_all(it.value().expect("valid iterator has a value")).ok_or_else(corrupt)?;
+            ukey.clear();
+            decode_into(&k[prefix_len..], self.ukey_arity, &mut ukey).ok_or_else(corrupt)?;
+            value.clear();
+            decode_all_into(it.value().expect("valid iterator has a value"), &mut value)
+                .ok_or_else(corrupt)?;
             f(&ukey, &value);
             it.next();
         }
+        ukey.clear();
+        value.clear();
         it.status().map_err(|e| err(&h.cf, e))?;
         drop(it);
         drop(cf);
+        h.scan_bufs = (ukey, value);
         h.metrics.reads += visited.max(1);
         Ok(())
     }
