@@ -85,62 +85,104 @@ pub fn encode_into(row: &[Value], out: &mut Vec<u8>) {
 /// and the number of bytes read, or `None` on corrupt input.
 pub fn decode(bytes: &[u8], arity: usize) -> Option<(Row, usize)> {
     let mut row = Vec::with_capacity(arity);
+    let pos = decode_into(bytes, arity, &mut row)?;
+    Some((row, pos))
+}
+
+/// [`decode`] appending to `row` (a buffer reused from call to call);
+/// returns the number of bytes read.
+pub fn decode_into(bytes: &[u8], arity: usize, row: &mut Row) -> Option<usize> {
+    row.reserve(arity);
     let mut pos = 0;
     for _ in 0..arity {
-        let tag = *bytes.get(pos)?;
+        row.push(decode_value(bytes, &mut pos)?);
+    }
+    Some(pos)
+}
+
+/// The value at `*pos`, moving `*pos` past it.
+#[inline]
+fn decode_value(bytes: &[u8], pos: &mut usize) -> Option<Value> {
+    let tag = *bytes.get(*pos)?;
+    *pos += 1;
+    Some(match tag {
+        NULL => Value::Null,
+        FALSE => Value::Bool(false),
+        TRUE => Value::Bool(true),
+        INT => Value::Int((u64::from_be_bytes(fixed8(bytes, pos)?) ^ (1 << 63)) as i64),
+        TS => Value::Ts((u64::from_be_bytes(fixed8(bytes, pos)?) ^ (1 << 63)) as i64),
+        DOUBLE => Value::Double(f64::from_bits(u64::from_be_bytes(fixed8(bytes, pos)?))),
+        STR => {
+            let len = str_len(bytes, pos)?;
+            let s = std::str::from_utf8(bytes.get(*pos..*pos + len)?).ok()?;
+            *pos += len;
+            Value::Str(Arc::from(s))
+        }
+        _ => return None,
+    })
+}
+
+#[inline]
+fn fixed8(bytes: &[u8], pos: &mut usize) -> Option<[u8; 8]> {
+    let b: [u8; 8] = bytes.get(*pos..*pos + 8)?.try_into().ok()?;
+    *pos += 8;
+    Some(b)
+}
+
+/// A string's varint length at `*pos`, moving `*pos` past it.
+#[inline]
+fn str_len(bytes: &[u8], pos: &mut usize) -> Option<usize> {
+    let mut len: u64 = 0;
+    let mut shift = 0;
+    loop {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        len |= ((b & 0x7f) as u64) << shift;
+        if b < 0x80 {
+            break;
+        }
+        shift += 7;
+    }
+    Some(len as usize)
+}
+
+/// The number of values a whole buffer holds (`None` on corrupt input),
+/// so a row is allocated once at its size.
+fn count_values(bytes: &[u8]) -> Option<usize> {
+    let mut n = 0;
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let tag = bytes[pos];
         pos += 1;
-        let v = match tag {
-            NULL => Value::Null,
-            FALSE => Value::Bool(false),
-            TRUE => Value::Bool(true),
-            INT => {
-                let b: [u8; 8] = bytes.get(pos..pos + 8)?.try_into().ok()?;
-                pos += 8;
-                Value::Int((u64::from_be_bytes(b) ^ (1 << 63)) as i64)
-            }
-            TS => {
-                let b: [u8; 8] = bytes.get(pos..pos + 8)?.try_into().ok()?;
-                pos += 8;
-                Value::Ts((u64::from_be_bytes(b) ^ (1 << 63)) as i64)
-            }
-            DOUBLE => {
-                let b: [u8; 8] = bytes.get(pos..pos + 8)?.try_into().ok()?;
-                pos += 8;
-                Value::Double(f64::from_bits(u64::from_be_bytes(b)))
-            }
+        match tag {
+            NULL | FALSE | TRUE => {}
+            INT | TS | DOUBLE => pos += 8,
             STR => {
-                let mut len: u64 = 0;
-                let mut shift = 0;
-                loop {
-                    let b = *bytes.get(pos)?;
-                    pos += 1;
-                    len |= ((b & 0x7f) as u64) << shift;
-                    if b < 0x80 {
-                        break;
-                    }
-                    shift += 7;
-                }
-                let s = std::str::from_utf8(bytes.get(pos..pos + len as usize)?).ok()?;
-                pos += len as usize;
-                Value::Str(Arc::from(s))
+                let len = str_len(bytes, &mut pos)?;
+                pos += len;
             }
             _ => return None,
-        };
-        row.push(v);
+        }
+        n += 1;
     }
-    Some((row, pos))
+    Some(n)
 }
 
 /// Decodes a whole buffer as one row of unknown arity.
 pub fn decode_all(bytes: &[u8]) -> Option<Row> {
     let mut row = Vec::new();
+    decode_all_into(bytes, &mut row)?;
+    Some(row)
+}
+
+/// [`decode_all`] appending to `row` (a buffer reused from call to call).
+pub fn decode_all_into(bytes: &[u8], row: &mut Row) -> Option<()> {
+    row.reserve(count_values(bytes)?);
     let mut pos = 0;
     while pos < bytes.len() {
-        let (mut v, n) = decode(&bytes[pos..], 1)?;
-        row.push(v.pop()?);
-        pos += n;
+        row.push(decode_value(bytes, &mut pos)?);
     }
-    Some(row)
+    Some(())
 }
 
 #[cfg(test)]

@@ -4,16 +4,17 @@
 //! subtasks (their keys are disjoint, as hash partitioning guarantees).
 //! Keys and values are encoded by [`super::codec`]; a map state's entry key
 //! is `encode(key) ++ encode(user key)`, so one key's entries are contiguous
-//! and found by a prefix seek. Writes skip the WAL: durability would come
-//! from checkpoints, which the lab does not take. Every option the lab sets
-//! is in [`super::rocksdb_options`].
+//! and found by a prefix seek, with one iterator per map state that each
+//! scan refreshes rather than one created per scan. Writes skip the WAL:
+//! durability would come from checkpoints, which the lab does not take.
+//! Every option the lab sets is in [`super::rocksdb_options`].
 //!
 //! Live entries and logical bytes must be exact, so a write must know the
 //! size of the value it replaces. Read-modify-write (the common case) knows
 //! it from its read; a blind `put`/`delete` remembers the last key read and
 //! otherwise looks the old value up first (a real, uncounted `get`).
 
-use super::codec::{decode, decode_all, encode_into};
+use super::codec::{decode_all, decode_all_into, decode_into, encode_into};
 use super::rocksdb_options::RocksDbOptions;
 use super::{StateError, StateMetrics, StateReport, StateResult};
 use crate::value::{Row, Value};
@@ -106,6 +107,7 @@ impl RocksDbStore {
         let cf = format!("{scope}/{name}");
         self.ensure_cf(&cf)?;
         Ok(RocksMapState {
+            scan_iter: None,
             inner: Handle::new(self.db.clone(), name, cf),
             ukey_arity,
         })
@@ -155,6 +157,8 @@ struct Handle {
     val_buf: Vec<u8>,
     /// The last key read and its value length (`None`: absent).
     last: Option<(Vec<u8>, Option<usize>)>,
+    /// A prefix scan's user key and value buffers, reused from scan to scan.
+    scan_bufs: (Row, Row),
     metrics: StateMetrics,
 }
 
@@ -176,6 +180,7 @@ impl Handle {
             key_buf: Vec::new(),
             val_buf: Vec::new(),
             last: None,
+            scan_bufs: (Row::new(), Row::new()),
             metrics: StateMetrics::default(),
         }
     }
@@ -479,9 +484,16 @@ impl RocksValueState {
 }
 
 pub struct RocksMapState {
+    /// The prefix scans' iterator, created once and refreshed per scan
+    /// (declared before `inner`, whose `Arc<Db>` it borrows, so it is
+    /// dropped first).
+    scan_iter: Option<Box<ScanIter>>,
     inner: Handle,
     ukey_arity: usize,
 }
+
+/// A raw iterator over the database that `Handle::db` keeps open.
+type ScanIter = rocksdb::DBRawIteratorWithThreadMode<'static, Db>;
 
 impl RocksMapState {
     pub fn metrics(&self) -> StateMetrics {
@@ -539,8 +551,29 @@ impl RocksMapState {
         h.key_buf.clear();
         encode_into(key, &mut h.key_buf);
         let prefix_len = h.key_buf.len();
-        let cf = h.cf();
-        let mut it = h.db.raw_iterator_cf(&cf);
+        // Each entry decoded into the same two buffers.
+        let (mut ukey, mut value) = std::mem::take(&mut h.scan_bufs);
+        // One iterator for every scan: creating one (a super version
+        // referenced, the memtables' and files' iterators built and merged)
+        // costs more than most scans. `refresh` makes it read the latest
+        // writes; it rebuilds only when the column family's super version
+        // changed (a flush or compaction), else it only moves its sequence
+        // number. Between scans it keeps the super version it read last.
+        let it = match &mut self.scan_iter {
+            Some(it) => {
+                it.refresh().map_err(|e| err(&h.cf, e))?;
+                it
+            }
+            None => {
+                let cf = h.cf();
+                let it = h.db.raw_iterator_cf(&cf);
+                // SAFETY: the iterator borrows the database `h.db` holds an
+                // `Arc` of; `scan_iter` is dropped before `inner` (field
+                // order) and never moved out, so the database outlives it.
+                let it: ScanIter = unsafe { std::mem::transmute(it) };
+                self.scan_iter.insert(Box::new(it))
+            }
+        };
         it.seek(&h.key_buf);
         let mut visited = 0u64;
         while it.valid() {
@@ -550,15 +583,18 @@ impl RocksMapState {
             }
             visited += 1;
             let corrupt = || StateError::Corrupt(h.cf.clone());
-            let (ukey, _) = decode(&k[prefix_len..], self.ukey_arity).ok_or_else(corrupt)?;
-            let value =
-                decode_all(it.value().expect("valid iterator has a value")).ok_or_else(corrupt)?;
+            ukey.clear();
+            decode_into(&k[prefix_len..], self.ukey_arity, &mut ukey).ok_or_else(corrupt)?;
+            value.clear();
+            decode_all_into(it.value().expect("valid iterator has a value"), &mut value)
+                .ok_or_else(corrupt)?;
             f(&ukey, &value);
             it.next();
         }
+        ukey.clear();
+        value.clear();
         it.status().map_err(|e| err(&h.cf, e))?;
-        drop(it);
-        drop(cf);
+        h.scan_bufs = (ukey, value);
         h.metrics.reads += visited.max(1);
         Ok(())
     }
