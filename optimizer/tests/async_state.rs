@@ -8,11 +8,9 @@
 mod common;
 
 use common::queries::{inputs, script_for, QUERIES};
-use common::{run_mem, MemSources};
-use operators::value::{cmp_rows, Row};
-use optimizer::logical::Statement;
-use optimizer::oracle;
-use optimizer::session::{InsertOutcome, RunOptions};
+use common::{async_state_is_exact, run_mem, MemSources};
+use operators::value::Row;
+use optimizer::session::RunOptions;
 use proptest::prelude::*;
 use std::collections::HashMap;
 
@@ -43,36 +41,6 @@ fn sql() -> String {
     script_for(&all)
 }
 
-fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
-    rows.sort_by(|x, y| cmp_rows(x, y));
-    rows
-}
-
-fn run(
-    sql: &str,
-    sources: &MemSources,
-    overrides: &[(&str, String)],
-) -> Result<(Vec<InsertOutcome>, Vec<Vec<Row>>), TestCaseError> {
-    let (script, outcomes) = run_mem(sql, sources, overrides, RunOptions::keep_all())
-        .map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let tables: HashMap<String, Vec<Row>> = sources
-        .0
-        .iter()
-        .map(|(k, v)| (k.clone(), oracle::final_table(v)))
-        .collect();
-    let expected: Vec<Vec<Row>> = script
-        .statements
-        .iter()
-        .filter_map(|s| match s {
-            Statement::Insert(i) => Some(sorted(oracle::evaluate(&i.query, &|t: &str| {
-                tables.get(t).cloned().unwrap_or_default()
-            }))),
-            _ => None,
-        })
-        .collect();
-    Ok((outcomes, expected))
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
@@ -81,34 +49,7 @@ proptest! {
         sources in inputs(),
         batch in prop_oneof![Just(1usize), Just(3), Just(1024)],
     ) {
-        let sql = sql();
-        for backend in ["hashmap", "rocksdb"] {
-            for p in [1usize, 4] {
-                let base = vec![
-                    ("state.backend.type", backend.to_string()),
-                    ("parallelism.default", p.to_string()),
-                    ("lab.source.batch-size", batch.to_string()),
-                ];
-                let mut with_async = base.clone();
-                with_async.push(("table.exec.async-state.enabled", "true".to_string()));
-                let (one, expected) = run(&sql, &sources, &base)?;
-                let (batched, _) = run(&sql, &sources, &with_async)?;
-                prop_assert_eq!(one.len(), batched.len());
-                for ((o, a), want) in one.iter().zip(&batched).zip(&expected) {
-                    prop_assert_eq!(
-                        a.sink_report().result.as_ref().unwrap(),
-                        want,
-                        "{} differs from the oracle ({}, p {}, batch {})",
-                        a.sink, backend, p, batch
-                    );
-                    prop_assert_eq!(
-                        &a.changelog, &o.changelog,
-                        "{}: async state changed the changelog ({}, p {}, batch {})",
-                        a.sink, backend, p, batch
-                    );
-                }
-            }
-        }
+        async_state_is_exact(&sql(), &sources, batch)?;
     }
 }
 
@@ -270,27 +211,6 @@ proptest! {
         let mut sources = MemSources(HashMap::new());
         sources.0.insert("a".to_string(), a);
         sources.0.insert("c".to_string(), c);
-        for backend in ["hashmap", "rocksdb"] {
-            for p in [1usize, 4] {
-                let base = vec![
-                    ("state.backend.type", backend.to_string()),
-                    ("parallelism.default", p.to_string()),
-                    ("lab.source.batch-size", batch.to_string()),
-                ];
-                let mut with_async = base.clone();
-                with_async.push(("table.exec.async-state.enabled", "true".to_string()));
-                let (one, expected) = run(&sql, &sources, &base)?;
-                let (batched, _) = run(&sql, &sources, &with_async)?;
-                prop_assert_eq!(one.len(), batched.len());
-                for ((o, a), want) in one.iter().zip(&batched).zip(&expected) {
-                    prop_assert_eq!(a.sink_report().result.as_ref().unwrap(), want);
-                    prop_assert_eq!(
-                        &a.changelog, &o.changelog,
-                        "{}: async state changed the changelog ({}, p {}, batch {})",
-                        a.sink, backend, p, batch
-                    );
-                }
-            }
-        }
+        async_state_is_exact(&sql, &sources, batch)?;
     }
 }

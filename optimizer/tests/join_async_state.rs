@@ -12,11 +12,9 @@
 mod common;
 
 use common::queries::{inputs, script_for};
-use common::{run_mem, MemSources};
+use common::{async_state_is_exact, run_mem, MemSources};
 use operators::changelog::Change;
-use operators::value::{cmp_rows, Row, Value};
-use optimizer::logical::Statement;
-use optimizer::oracle;
+use operators::value::{Row, Value};
 use optimizer::session::{InsertOutcome, RunOptions};
 use proptest::prelude::*;
 use std::collections::HashMap;
@@ -69,76 +67,11 @@ const JOIN_ASYNC_QUERIES: &[(&str, &str)] = &[
     ),
 ];
 
-fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
-    rows.sort_by(|x, y| cmp_rows(x, y));
-    rows
-}
-
-fn run(
-    sql: &str,
-    sources: &MemSources,
-    overrides: &[(&str, String)],
-) -> Result<(Vec<InsertOutcome>, Vec<Vec<Row>>), TestCaseError> {
-    let (script, outcomes) = run_mem(sql, sources, overrides, RunOptions::keep_all())
-        .map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let tables: HashMap<String, Vec<Row>> = sources
-        .0
-        .iter()
-        .map(|(k, v)| (k.clone(), oracle::final_table(v)))
-        .collect();
-    let expected: Vec<Vec<Row>> = script
-        .statements
-        .iter()
-        .filter_map(|s| match s {
-            Statement::Insert(i) => Some(sorted(oracle::evaluate(&i.query, &|t: &str| {
-                tables.get(t).cloned().unwrap_or_default()
-            }))),
-            _ => None,
-        })
-        .collect();
-    Ok((outcomes, expected))
-}
-
 /// Async state on and off, on both backends at parallelism 1 and 4, in
 /// source batches of `batch`: each sink holds the oracle's rows and the
 /// two changelogs are identical.
 fn check_identical(sources: &MemSources, batch: usize) -> Result<(), TestCaseError> {
-    let sql = script_for(JOIN_ASYNC_QUERIES);
-    for backend in ["hashmap", "rocksdb"] {
-        for p in [1usize, 4] {
-            let base = vec![
-                ("state.backend.type", backend.to_string()),
-                ("parallelism.default", p.to_string()),
-                ("lab.source.batch-size", batch.to_string()),
-            ];
-            let mut with_async = base.clone();
-            with_async.push((ASYNC.0, ASYNC.1.to_string()));
-            let (one, expected) = run(&sql, sources, &base)?;
-            let (batched, _) = run(&sql, sources, &with_async)?;
-            prop_assert_eq!(one.len(), batched.len());
-            for ((o, a), want) in one.iter().zip(&batched).zip(&expected) {
-                prop_assert_eq!(
-                    a.sink_report().result.as_ref().unwrap(),
-                    want,
-                    "{} differs from the oracle ({}, p {}, batch {})",
-                    a.sink,
-                    backend,
-                    p,
-                    batch
-                );
-                prop_assert_eq!(
-                    &a.changelog,
-                    &o.changelog,
-                    "{}: async state changed the changelog ({}, p {}, batch {})",
-                    a.sink,
-                    backend,
-                    p,
-                    batch
-                );
-            }
-        }
-    }
-    Ok(())
+    async_state_is_exact(&script_for(JOIN_ASYNC_QUERIES), sources, batch)
 }
 
 proptest! {
