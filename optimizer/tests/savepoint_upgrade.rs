@@ -13,6 +13,9 @@
 //! after its inputs). So a node added after an aggregate leaves the
 //! aggregate's uid as it was; one added below it would shift it.
 
+mod common;
+
+use common::checkpoint_jobs::{TENANT_JOIN as JOIN, TENANT_TABLES as TENANTS};
 use operators::checkpoint::store;
 use optimizer::session::{run_script, InsertOutcome, RunError, RunOptions, TakeSavepoint};
 use std::path::{Path, PathBuf};
@@ -35,23 +38,6 @@ const AGG_FILTERED: &str = "INSERT INTO per_key SELECT * FROM (
 
 /// Another aggregate function: MIN in place of MAX.
 const AGG_MIN: &str = "INSERT INTO per_key SELECT k, COUNT(*), SUM(v), MIN(v) FROM src GROUP BY k;";
-
-const TENANTS: &str = "
-CREATE TABLE t0 (tenant_id BIGINT, row_id BIGINT, payload STRING,
-  PRIMARY KEY (tenant_id, row_id) NOT ENFORCED) WITH (
-  'connector' = 'tenant', 'tenants' = '1000', 'number-of-changes' = '1500',
-  'update-ratio' = '0.5', 'payload-length' = '4', 'table-index' = '0', 'seed' = '1');
-CREATE TABLE t1 (tenant_id BIGINT, row_id BIGINT, payload STRING,
-  PRIMARY KEY (tenant_id, row_id) NOT ENFORCED) WITH (
-  'connector' = 'tenant', 'tenants' = '1000', 'number-of-changes' = '1500',
-  'update-ratio' = '0.5', 'payload-length' = '4', 'table-index' = '1', 'seed' = '1');
-CREATE TABLE joined (tenant_id BIGINT, p0 STRING, p1 STRING)
-  WITH ('connector' = 'blackhole');
-";
-
-const JOIN: &str = "INSERT INTO joined
-SELECT t0.tenant_id, t0.payload, t1.payload FROM t0
-LEFT JOIN t1 ON t0.tenant_id = t1.tenant_id;";
 
 /// The join removed: t0 alone feeds the same sink.
 const NO_JOIN: &str = "INSERT INTO joined SELECT tenant_id, payload, payload FROM t0;";
