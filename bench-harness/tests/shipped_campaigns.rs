@@ -456,12 +456,11 @@ fn interval_join_state_is_bounded_regular_join_state_is_not() {
             );
             assert_eq!(row(n, v, "interval_joined").num("state_entries"), 0.0);
         }
-        // Without a TTL the regular join keeps every row of both tables.
-        assert_eq!(
-            row(n, "no-ttl", "regular_joined").num("state_entries"),
-            2.0 * rows,
-            "rows {n}"
-        );
+        // Without a TTL the regular join keeps every row of both tables:
+        // of the columns it reads (k and v, k and w), so equal rows share
+        // an entry with their count (a few, at random values).
+        let kept = row(n, "no-ttl", "regular_joined").num("state_entries");
+        assert!(kept <= 2.0 * rows && kept > 1.9 * rows, "rows {n}: {kept}");
     }
     // The interval join holds the rows of its interval and the
     // watermark's delay, not the input; a TTL bounds the regular join.

@@ -5,6 +5,7 @@ pub mod catalog_view;
 pub mod config;
 pub mod error;
 pub mod logical;
+pub mod logical_rewrite;
 pub mod lookup_options;
 pub mod oracle;
 pub mod physical;

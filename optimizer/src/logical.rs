@@ -41,6 +41,30 @@ impl Schema {
     }
 }
 
+/// `schema`'s field names made unique as Calcite does.
+pub fn unique_names(schema: &Schema) -> Vec<String> {
+    uniquify(schema.fields.iter().map(|f| f.name.clone()))
+}
+
+/// `names` made unique: each repeat gets the first free numeric suffix.
+pub fn uniquify(names: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut used: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for name in names {
+        let unique = if used.contains(&name) {
+            (0..)
+                .map(|j| format!("{name}{j}"))
+                .find(|n| !used.contains(n))
+                .expect("an unused suffix")
+        } else {
+            name
+        };
+        used.insert(unique.clone());
+        out.push(unique);
+    }
+    out
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum JoinKind {
     Inner,

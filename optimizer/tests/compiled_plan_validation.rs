@@ -41,8 +41,10 @@ const TWO_PHASE: &str = "INSERT INTO agg SELECT k, COUNT(*), SUM(x), MIN(x) FROM
 /// One phase, a distinct call (distinct maps).
 const DISTINCT: &str = "INSERT INTO dist SELECT k, COUNT(DISTINCT v), SUM(v) FROM a GROUP BY k";
 /// A join whose right side has a unique key (HasUniqueKey layout).
-const JOIN: &str =
-    "INSERT INTO joined SELECT a.k, a.v, b.w FROM a JOIN b ON a.k = b.k WHERE a.v > 0";
+/// (The residual reads `a.s` and `b.id`, so the join keeps every column:
+/// a STRING column, and `b`'s primary key.)
+const JOIN: &str = "INSERT INTO joined SELECT a.k, a.v, b.w FROM a JOIN b \
+                    ON a.k = b.k AND (a.s = 'x' OR a.v <> b.id) WHERE a.v > 0";
 const MULTI: &str = "INSERT INTO three SELECT /*+ MULTI_JOIN(a, b, c) */ a.k, b.w, c.x \
                      FROM a JOIN b ON a.k = b.k JOIN c ON b.k = c.k";
 /// A sink keyed otherwise than the query (SinkMaterializer).

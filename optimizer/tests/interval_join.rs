@@ -94,7 +94,7 @@ fn explain_names_flinks_interval_join() {
     assert!(
         plan.contains(
             "IntervalJoin(joinType=[InnerJoin], windowBounds=[isRowTime=true, leftLowerBound=-5000, \
-             leftUpperBound=6000, leftTimeIndex=3, rightTimeIndex=3]"
+             leftUpperBound=6000, leftTimeIndex=2, rightTimeIndex=2]"
         ),
         "{plan}"
     );

@@ -299,8 +299,8 @@ fn explain_names_async_state_on_the_regular_join() {
     assert!(async_joins(&[]).is_empty());
     let on = async_joins(&[ASYNC]);
     let want = "Join(joinType=[LeftOuterJoin], where=[AND(=(k, k0), <(v, w))], \
-                select=[k, v, s, id, k0, w], leftInputSpec=[NoUniqueKey], \
-                rightInputSpec=[HasUniqueKey], asyncState=[true], \
+                select=[k, v, k0, w], leftInputSpec=[NoUniqueKey], \
+                rightInputSpec=[NoUniqueKey], asyncState=[true], \
                 stateTtl=[left=0 ms (config), right=0 ms (config)], changelogMode=[I,UB,D])";
     assert_eq!(on[0], want, "{on:#?}");
     // Every binary join of the script (three).

@@ -47,6 +47,7 @@ use crate::catalog_view::CatalogView;
 use crate::config::Config;
 use crate::error::{PlanError, Result};
 use crate::logical::{AggCall, AggFunc, Field, InsertStatement, JoinKind, LogicalPlan, Schema};
+use crate::logical_rewrite;
 use operators::agg::{AggKind, AggSpec};
 use operators::changelog::SinkEncoding;
 use operators::expr::{BinOp, Expr};
@@ -68,7 +69,11 @@ pub fn plan_insert(
     let table = catalog
         .table(&stmt.sink)
         .ok_or_else(|| PlanError::validation(format!("unknown sink table '{}'", stmt.sink)))?;
-    let root = translate(&stmt.query, catalog, config)?;
+    let root = translate(
+        &logical_rewrite::rewrite(&stmt.query, config),
+        catalog,
+        config,
+    )?;
     let encoding = match &table.primary_key {
         Some(pk) => SinkEncoding::Upsert { key: pk.clone() },
         None => SinkEncoding::Retract,
@@ -98,7 +103,7 @@ pub fn plan_query(
 ) -> Result<QueryPlan> {
     config.validate()?;
     let optimizer = PhysicalOptimizer::from_config(config)?;
-    let root = translate(query, catalog, config)?;
+    let root = translate(&logical_rewrite::rewrite(query, config), catalog, config)?;
     let root = optimizer.optimize(root, &RuleContext { config, sink: None })?;
     Ok(QueryPlan {
         root,
@@ -106,12 +111,15 @@ pub fn plan_query(
     })
 }
 
-/// The name a hint gives a join input: its alias, when it reads a table
-/// directly.
-fn scan_alias(plan: &LogicalPlan) -> Option<String> {
+/// Whether a join input is the join before it in a left-deep chain
+/// (through the filters and projections the logical rewrites put between).
+fn is_join_through_calcs(plan: &LogicalPlan) -> bool {
     match plan {
-        LogicalPlan::Scan { alias, .. } => Some(alias.to_lowercase()),
-        _ => None,
+        LogicalPlan::Join { .. } => true,
+        LogicalPlan::Project { input, .. } | LogicalPlan::Filter { input, .. } => {
+            is_join_through_calcs(input)
+        }
+        _ => false,
     }
 }
 
@@ -365,9 +373,9 @@ fn translate(
                 }
             }
             let hints = JoinHints {
-                left_in_chain: matches!(**left, LogicalPlan::Join { .. }),
-                left_alias: scan_alias(left),
-                right_alias: scan_alias(right),
+                left_in_chain: is_join_through_calcs(left),
+                left_alias: state_ttl::input_alias(left),
+                right_alias: state_ttl::input_alias(right),
                 multi_join,
                 state_ttl: state_ttl::hinted(hints)?,
             };

@@ -6,31 +6,8 @@
 //! output, and every reference to it, has a name of its own.
 
 use crate::logical::Schema;
-use std::collections::HashSet;
 
-/// `schema`'s field names made unique as Calcite does.
-pub fn unique_names(schema: &Schema) -> Vec<String> {
-    uniquify(schema.fields.iter().map(|f| f.name.clone()))
-}
-
-/// `names` made unique: each repeat gets the first free numeric suffix.
-pub fn uniquify(names: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut used: HashSet<String> = HashSet::new();
-    let mut out = Vec::new();
-    for name in names {
-        let unique = if used.contains(&name) {
-            (0..)
-                .map(|j| format!("{name}{j}"))
-                .find(|n| !used.contains(n))
-                .expect("an unused suffix")
-        } else {
-            name
-        };
-        used.insert(unique.clone());
-        out.push(unique);
-    }
-    out
-}
+pub use crate::logical::{unique_names, uniquify};
 
 /// The names of `cols` of `schema` as written (for messages).
 pub fn field_names(schema: &Schema, cols: &[usize]) -> String {
