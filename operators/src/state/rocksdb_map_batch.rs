@@ -23,7 +23,7 @@
 //! elsewhere `load_image` gives `None` and the caller goes one access at a
 //! time.
 
-use super::{err, Db, Handle};
+use super::{count_delete, count_write, err, Db, Handle};
 use crate::state::codec::{decode, decode_all, encode_into};
 use crate::state::heap::{fixed_state, Map};
 use crate::state::{MapImpl, MapState, StateError, StateResult, ValueImpl, ValueState};
@@ -198,11 +198,9 @@ impl Handle {
     /// A value state's image of `keys` (distinct): one `MultiGet`.
     fn load_values(&mut self, keys: &[&[Value]]) -> StateResult<StateImage> {
         let (mut prefixes, order) = encode_sorted(keys);
-        let db = self.db.clone();
-        let cf = db
-            .cf_handle(&self.cf)
-            .expect("column family created with the handle");
-        let got = db.batched_multi_get_cf(&cf, order.iter().map(|&i| &prefixes[i]), true);
+        let got =
+            self.db
+                .batched_multi_get_cf(self.cf(), order.iter().map(|&i| &prefixes[i]), true);
         self.metrics.reads += keys.len() as u64;
         let mut image = StateImage::new();
         let mut loaded: Vec<Option<(Row, usize)>> = vec![None; keys.len()];
@@ -212,7 +210,6 @@ impl Handle {
                 loaded[i] = Some((row, bytes.len()));
             }
         }
-        drop(cf);
         for (i, (key, got)) in keys.iter().zip(loaded).enumerate() {
             let k = image.insert_key(key, std::mem::take(&mut prefixes[i]));
             if let Some((row, len)) = got {
@@ -238,8 +235,7 @@ impl Handle {
             .enumerate()
             .map(|(i, key)| image.insert_key(key, std::mem::take(&mut prefixes[i])))
             .collect();
-        let cf = self.cf();
-        let mut it = self.db.raw_iterator_cf(&cf);
+        let mut it = self.db.raw_iterator_cf(self.cf());
         let corrupt = || StateError::Corrupt(self.cf.clone());
         let mut reads = 0u64;
         let mut positioned = false;
@@ -276,7 +272,6 @@ impl Handle {
         }
         it.status().map_err(|e| err(&self.cf, e))?;
         drop(it);
-        drop(cf);
         self.metrics.reads += reads;
         Ok(image)
     }
@@ -286,10 +281,6 @@ impl Handle {
     fn stage(&mut self, image: StateImage, writes: &mut ImageWrites) -> StateResult<()> {
         let mut keys = image.keys;
         keys.sort_unstable_by(|a, b| a.prefix.cmp(&b.prefix));
-        let db = self.db.clone();
-        let cf = db
-            .cf_handle(&self.cf)
-            .expect("column family created with the handle");
         let mut entry_key = Vec::new();
         let mut value = std::mem::take(&mut self.val_buf);
         for k in &keys {
@@ -297,35 +288,28 @@ impl Handle {
                 entry_key.clear();
                 entry_key.extend_from_slice(&k.prefix);
                 entry_key.extend_from_slice(&e.ukey_bytes);
-                let key_len = entry_key.len() as i64;
-                match (&e.value, e.stored_len) {
-                    (Some(row), stored) => {
+                // The image loaded what the index holds, and the handle is
+                // not written between load and stage.
+                match &e.value {
+                    Some(row) => {
                         value.clear();
                         encode_into(row, &mut value);
-                        let len = value.len() as i64;
-                        self.metrics.writes += 1;
-                        match stored {
-                            Some(l) => self.metrics.logical_bytes += len - l as i64,
-                            None => {
-                                self.metrics.entries += 1;
-                                self.metrics.logical_bytes += key_len + len;
-                            }
-                        }
-                        writes.batch.put_cf(&cf, &entry_key, &value);
+                        let old = self.live.set(&entry_key, value.len());
+                        debug_assert_eq!(old, e.stored_len);
+                        count_write(&mut self.metrics, entry_key.len(), value.len(), old);
+                        writes.batch.put_cf(&self.cf_ref, &entry_key, &value);
                     }
-                    (None, Some(l)) => {
-                        self.metrics.deletes += 1;
-                        self.metrics.entries -= 1;
-                        self.metrics.logical_bytes -= key_len + l as i64;
-                        writes.batch.delete_cf(&cf, &entry_key);
+                    None if e.stored_len.is_some() => {
+                        let old = self.live.remove(&entry_key);
+                        debug_assert_eq!(old, e.stored_len);
+                        count_delete(&mut self.metrics, entry_key.len(), old);
+                        writes.batch.delete_cf(&self.cf_ref, &entry_key);
                     }
-                    (None, None) => {}
+                    None => {}
                 }
             }
         }
-        drop(cf);
         self.val_buf = value;
-        self.last = None;
         if writes.target.is_none() {
             writes.target = Some((self.db.clone(), super::write_options()));
         }
