@@ -56,10 +56,12 @@ pub struct StateImage {
 }
 
 impl StateImage {
-    fn new() -> StateImage {
+    /// An empty image sized for `keys` keys (growing the index key by key
+    /// rehashed it several times per batch).
+    fn new(keys: usize) -> StateImage {
         StateImage {
-            index: Map::with_hasher(fixed_state()),
-            keys: Vec::new(),
+            index: Map::with_capacity_and_hasher(keys, fixed_state()),
+            keys: Vec::with_capacity(keys),
             ukey_buf: Vec::new(),
         }
     }
@@ -202,7 +204,7 @@ impl Handle {
             self.db
                 .batched_multi_get_cf(self.cf(), order.iter().map(|&i| &prefixes[i]), true);
         self.metrics.reads += keys.len() as u64;
-        let mut image = StateImage::new();
+        let mut image = StateImage::new(keys.len());
         let mut loaded: Vec<Option<(Row, usize)>> = vec![None; keys.len()];
         for (&i, got) in order.iter().zip(got) {
             if let Some(bytes) = got.map_err(|e| err(&self.cf, e))? {
@@ -229,7 +231,7 @@ impl Handle {
     /// keys' prefixes in sorted order.
     fn load_prefixes(&mut self, keys: &[&[Value]], ukey_arity: usize) -> StateResult<StateImage> {
         let (mut prefixes, order) = encode_sorted(keys);
-        let mut image = StateImage::new();
+        let mut image = StateImage::new(keys.len());
         let slots: Vec<usize> = keys
             .iter()
             .enumerate()
