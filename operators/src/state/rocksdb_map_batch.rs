@@ -19,7 +19,9 @@
 //! read; a map key loaded is one read per entry met, or one when it has
 //! none (a scan's rule). Each entry changed is one write if it holds a row
 //! at the end, or one delete if it held one when loaded; entries and
-//! logical bytes follow exactly. Only RocksDB without a TTL keeps images:
+//! logical bytes follow exactly, and staging updates the handle's index
+//! of live entries (`state/rocksdb.rs`), which agrees with the lengths the
+//! image loaded. Only RocksDB without a TTL keeps images:
 //! elsewhere `load_image` gives `None` and the caller goes one access at a
 //! time.
 
