@@ -13,15 +13,24 @@
 //! size of the value it replaces. Flink's backend writes blind, without a
 //! lookup, and so does this one: each handle keeps an in-memory index of
 //! the keys it holds, encoded key → value length ([`LiveIndex`]), which
-//! every write, delete, batch and image write-back keeps true. A handle
-//! starts empty on a new database (a restore writes its entries through
-//! the handle), and an operator's subtasks share a column family with
-//! disjoint keys, so each handle's index holds exactly its own subtask's
-//! entries, as its counters do. The index is exact (a hash of the key
-//! could collide and miscount); it costs per live entry a 24-byte bucket
-//! and a control byte, at 1.14–2.3 buckets per entry as the table grows,
-//! plus the key's own allocation (its encoded length rounded up to the
-//! allocator's size class): about 30–60 bytes plus the key.
+//! every write and delete keeps true. A handle starts empty on a new
+//! database (a restore writes its entries through the handle), and an
+//! operator's subtasks share a column family with disjoint keys, so each
+//! handle's index holds exactly its own subtask's entries, as its counters
+//! do. The index is exact (a hash of the key could collide and miscount);
+//! it costs per live entry a 24-byte bucket and a control byte, at
+//! 1.14–2.3 buckets per entry as the table grows, plus the key's own
+//! allocation (its encoded length rounded up to the allocator's size
+//! class): about 30–60 bytes plus the key.
+//!
+//! Batches (`modify_many`, `modify_in_order`, the join's per-batch images)
+//! read every entry they write, so they know the lengths they replace: the
+//! first batch drops the index, and a state written by batches alone (the
+//! join with asynchronous state, a mini-batch aggregate) pays neither its
+//! upkeep nor its memory. Should a blind write come after that, one
+//! uncounted scan of the column family rebuilds the index, kept from then
+//! on. That scan also takes in the other subtasks' keys, which is harmless:
+//! this handle never writes them, so it never asks for their lengths.
 //!
 //! Each handle keeps its column family's handle too, instead of looking it
 //! up by name (a lock and an `Arc` clone) per access.
@@ -170,7 +179,10 @@ struct Handle {
     write_opts: WriteOptions,
     key_buf: Vec<u8>,
     val_buf: Vec<u8>,
-    live: LiveIndex,
+    /// `None` once batches alone wrote the handle (see the module doc).
+    live: Option<LiveIndex>,
+    /// Set once the index was rebuilt: then batches keep it too.
+    keep_index: bool,
     /// A prefix scan's user key and value buffers, reused from scan to scan.
     scan_bufs: (Row, Row),
     metrics: StateMetrics,
@@ -295,7 +307,8 @@ impl Handle {
             write_opts,
             key_buf: Vec::new(),
             val_buf: Vec::new(),
-            live: LiveIndex::new(),
+            live: Some(LiveIndex::new()),
+            keep_index: false,
             scan_bufs: (Row::new(), Row::new()),
             metrics: StateMetrics::default(),
         }
@@ -320,30 +333,69 @@ impl Handle {
 
     /// Reads `key_buf`'s value (counted).
     fn read(&mut self) -> StateResult<Option<Row>> {
+        Ok(self.read_len()?.0)
+    }
+
+    /// Reads `key_buf`'s value (counted) and its stored length.
+    fn read_len(&mut self) -> StateResult<(Option<Row>, Option<usize>)> {
         self.metrics.reads += 1;
         let got = self
             .db
             .get_pinned_cf(self.cf(), &self.key_buf)
             .map_err(|e| err(&self.cf, e))?;
+        let len = got.as_ref().map(|b| b.len());
+        if let Some(live) = &self.live {
+            debug_assert_eq!(live.get(&self.key_buf), len);
+        }
         match got {
-            Some(bytes) => {
-                debug_assert_eq!(self.live.get(&self.key_buf), Some(bytes.len()));
-                Ok(Some(
-                    decode_all(&bytes).ok_or_else(|| StateError::Corrupt(self.cf.clone()))?,
-                ))
-            }
-            None => {
-                debug_assert_eq!(self.live.get(&self.key_buf), None);
-                Ok(None)
-            }
+            Some(bytes) => Ok((
+                Some(decode_all(&bytes).ok_or_else(|| StateError::Corrupt(self.cf.clone()))?),
+                len,
+            )),
+            None => Ok((None, None)),
         }
     }
 
-    /// Writes `row` under `key_buf` (counted), keeping entries and bytes exact.
-    fn write(&mut self, row: &[Value]) -> StateResult<()> {
+    /// Batches read the entries they write, so the first one drops the
+    /// index, unless it had to be rebuilt before.
+    fn drop_index_for_batches(&mut self) {
+        if !self.keep_index {
+            self.live = None;
+        }
+    }
+
+    /// Rebuilds a dropped index from one (uncounted) scan of the column
+    /// family, before a write that does not know the length it replaces.
+    fn ensure_index(&mut self) -> StateResult<()> {
+        if self.live.is_some() {
+            return Ok(());
+        }
+        let mut live = LiveIndex::new();
+        let mut it = self.db.raw_iterator_cf(self.cf());
+        it.seek_to_first();
+        while let (Some(k), Some(v)) = (it.key(), it.value()) {
+            live.set(k, v.len());
+            it.next();
+        }
+        it.status().map_err(|e| err(&self.cf, e))?;
+        drop(it);
+        self.live = Some(live);
+        self.keep_index = true;
+        Ok(())
+    }
+
+    /// Writes `row` under `key_buf` (counted), keeping entries and bytes
+    /// exact; `known` is the length it replaces if the caller just read it.
+    fn write(&mut self, row: &[Value], known: Option<Option<usize>>) -> StateResult<()> {
         self.val_buf.clear();
         encode_into(row, &mut self.val_buf);
-        let old = self.live.set(&self.key_buf, self.val_buf.len());
+        if known.is_none() {
+            self.ensure_index()?;
+        }
+        let old = match &mut self.live {
+            Some(live) => live.set(&self.key_buf, self.val_buf.len()),
+            None => known.expect("an index or a known length"),
+        };
         count_write(
             &mut self.metrics,
             self.key_buf.len(),
@@ -355,9 +407,15 @@ impl Handle {
             .map_err(|e| self.err(e))
     }
 
-    /// Deletes `key_buf` (counted).
-    fn remove(&mut self) -> StateResult<()> {
-        let old = self.live.remove(&self.key_buf);
+    /// Deletes `key_buf` (counted); `known` as for [`Handle::write`].
+    fn remove(&mut self, known: Option<Option<usize>>) -> StateResult<()> {
+        if known.is_none() {
+            self.ensure_index()?;
+        }
+        let old = match &mut self.live {
+            Some(live) => live.remove(&self.key_buf),
+            None => known.expect("an index or a known length"),
+        };
         count_delete(&mut self.metrics, self.key_buf.len(), old);
         self.db
             .delete_cf_opt(self.cf(), &self.key_buf, &self.write_opts)
@@ -384,12 +442,12 @@ impl Handle {
     }
 
     fn modify<R>(&mut self, f: impl FnOnce(&mut Option<Row>) -> R) -> StateResult<R> {
-        let mut slot = self.read()?;
+        let (mut slot, len) = self.read_len()?;
         let existed = slot.is_some();
         let r = f(&mut slot);
         match slot {
-            Some(row) => self.write(&row)?,
-            None if existed => self.remove()?,
+            Some(row) => self.write(&row, Some(len))?,
+            None if existed => self.remove(Some(len))?,
             None => {}
         }
         Ok(r)
@@ -430,11 +488,11 @@ impl RocksValueState {
     }
     pub fn put(&mut self, key: &[Value], value: Row) -> StateResult<()> {
         self.set_key(key);
-        self.inner.write(&value)
+        self.inner.write(&value, None)
     }
     pub fn delete(&mut self, key: &[Value]) -> StateResult<()> {
         self.set_key(key);
-        self.inner.remove()
+        self.inner.remove(None)
     }
     pub fn modify<R>(
         &mut self,
@@ -486,21 +544,23 @@ impl RocksValueState {
         let mut sorted: Vec<u32> = (0..n as u32).collect();
         sorted.sort_unstable_by(|&a, &b| key_at(a as usize).cmp(key_at(b as usize)));
 
+        h.drop_index_for_batches();
         let got =
             h.db.batched_multi_get_cf(&h.cf_ref, sorted.iter().map(|&i| key_at(i as usize)), true);
         h.metrics.reads += n as u64;
         let mut slots: Vec<Option<Row>> = vec![None; n];
+        let mut old: Vec<Option<usize>> = vec![None; n];
         for (&i, got) in sorted.iter().zip(got) {
             if let Some(bytes) = got.map_err(|e| err(&h.cf, e))? {
                 let row = decode_all(&bytes).ok_or_else(|| StateError::Corrupt(h.cf.clone()))?;
                 slots[i as usize] = Some(row);
-                debug_assert_eq!(h.live.get(key_at(i as usize)), Some(bytes.len()));
+                old[i as usize] = Some(bytes.len());
             }
         }
 
         let out = apply(&mut slots);
 
-        // New values encoded side by side; the index gives the old lengths.
+        // New values encoded side by side; the index, if kept, follows.
         enum Change {
             Put(usize, usize),
             Delete,
@@ -516,18 +576,21 @@ impl RocksValueState {
                     let before = values.len();
                     encode_into(row, &mut values);
                     let len = values.len() - before;
-                    let old = h.live.set(key, len);
-                    count_write(&mut h.metrics, key.len(), len, old);
+                    if let Some(live) = &mut h.live {
+                        live.set(key, len);
+                    }
+                    count_write(&mut h.metrics, key.len(), len, old[i]);
                     Change::Put(before, values.len())
                 }
                 // Only a row removed is a delete (`modify`'s rule).
-                None => match h.live.remove(key) {
-                    Some(l) => {
-                        count_delete(&mut h.metrics, key.len(), Some(l));
-                        Change::Delete
+                None if old[i].is_some() => {
+                    if let Some(live) = &mut h.live {
+                        live.remove(key);
                     }
-                    None => Change::Keep,
-                },
+                    count_delete(&mut h.metrics, key.len(), old[i]);
+                    Change::Delete
+                }
+                None => Change::Keep,
             };
             changes.push(change);
         }
@@ -594,11 +657,11 @@ impl RocksMapState {
     }
     pub fn put(&mut self, key: &[Value], ukey: &[Value], value: Row) -> StateResult<()> {
         self.set_key(key, ukey);
-        self.inner.write(&value)
+        self.inner.write(&value, None)
     }
     pub fn delete(&mut self, key: &[Value], ukey: &[Value]) -> StateResult<()> {
         self.set_key(key, ukey);
-        self.inner.remove()
+        self.inner.remove(None)
     }
     pub fn modify<R>(
         &mut self,
@@ -740,6 +803,8 @@ mod tests {
         }
         let mut indexed: Vec<(Vec<u8>, usize)> = h
             .live
+            .as_ref()
+            .expect("an index")
             .0
             .iter()
             .map(|(k, l)| (k.to_vec(), *l as usize))
@@ -801,6 +866,9 @@ mod tests {
             *r = (j == 0).then(|| s(2))
         })
         .unwrap();
+        // Batches dropped the index; a blind write rebuilds it, for good.
+        assert!(value_handle(&v).live.is_none());
+        v.put(&[i(4)], s(44)).unwrap();
         assert_index_true(value_handle(&v));
 
         // Images: loaded, changed, staged.
@@ -819,6 +887,9 @@ mod tests {
         m.stage_image(mi, &mut writes).unwrap();
         writes.commit().unwrap();
         assert_index_true(value_handle(&v));
+        assert!(map_handle(&m).live.is_none());
+        m.delete(&[i(1)], &[i(7)]).unwrap();
+        m.put(&[i(0)], &[i(2)], s(9)).unwrap();
         assert_index_true(map_handle(&m));
 
         // TTL: expired entries read (and removed) or swept.

@@ -201,6 +201,7 @@ fn encode_sorted(keys: &[&[Value]]) -> (Vec<Vec<u8>>, Vec<usize>) {
 impl Handle {
     /// A value state's image of `keys` (distinct): one `MultiGet`.
     fn load_values(&mut self, keys: &[&[Value]]) -> StateResult<StateImage> {
+        self.drop_index_for_batches();
         let (mut prefixes, order) = encode_sorted(keys);
         let got =
             self.db
@@ -232,6 +233,7 @@ impl Handle {
     /// A map state's image of `keys` (distinct): one iterator, seeking the
     /// keys' prefixes in sorted order.
     fn load_prefixes(&mut self, keys: &[&[Value]], ukey_arity: usize) -> StateResult<StateImage> {
+        self.drop_index_for_batches();
         let (mut prefixes, order) = encode_sorted(keys);
         let mut image = StateImage::new(keys.len());
         let slots: Vec<usize> = keys
@@ -292,21 +294,28 @@ impl Handle {
                 entry_key.clear();
                 entry_key.extend_from_slice(&k.prefix);
                 entry_key.extend_from_slice(&e.ukey_bytes);
-                // The image loaded what the index holds, and the handle is
-                // not written between load and stage.
+                // The lengths the image loaded are those it replaces; a
+                // kept index follows.
                 match &e.value {
                     Some(row) => {
                         value.clear();
                         encode_into(row, &mut value);
-                        let old = self.live.set(&entry_key, value.len());
-                        debug_assert_eq!(old, e.stored_len);
-                        count_write(&mut self.metrics, entry_key.len(), value.len(), old);
+                        if let Some(live) = &mut self.live {
+                            live.set(&entry_key, value.len());
+                        }
+                        count_write(
+                            &mut self.metrics,
+                            entry_key.len(),
+                            value.len(),
+                            e.stored_len,
+                        );
                         writes.batch.put_cf(&self.cf_ref, &entry_key, &value);
                     }
                     None if e.stored_len.is_some() => {
-                        let old = self.live.remove(&entry_key);
-                        debug_assert_eq!(old, e.stored_len);
-                        count_delete(&mut self.metrics, entry_key.len(), old);
+                        if let Some(live) = &mut self.live {
+                            live.remove(&entry_key);
+                        }
+                        count_delete(&mut self.metrics, entry_key.len(), e.stored_len);
                         writes.batch.delete_cf(&self.cf_ref, &entry_key);
                     }
                     None => {}
