@@ -17,11 +17,12 @@
 //! database (a restore writes its entries through the handle), and an
 //! operator's subtasks share a column family with disjoint keys, so each
 //! handle's index holds exactly its own subtask's entries, as its counters
-//! do. The index is exact (a hash of the key could collide and miscount);
-//! it costs per live entry a 24-byte bucket and a control byte, at
-//! 1.14–2.3 buckets per entry as the table grows, plus the key's own
-//! allocation (its encoded length rounded up to the allocator's size
-//! class): about 30–60 bytes plus the key.
+//! do. The index is exact (a hash of the key could collide and miscount).
+//! Its memory per live entry: a 32-byte bucket and a control byte, at
+//! 1.14–2.3 buckets per entry as the table grows (38–75 bytes); a key
+//! over 28 bytes, or a value of 64 KiB or more, adds the key's own
+//! allocation. Keys up to 28 bytes (up to three `BIGINT`s, key and user
+//! key together) sit in the bucket, so a lookup follows no pointer.
 //!
 //! Batches (`modify_many`, `modify_in_order`, the join's per-batch images)
 //! read every entry they write, so they know the lengths they replace: the
@@ -193,7 +194,75 @@ type CfRef = Arc<BoundColumnFamily<'static>>;
 
 /// The live entries of one handle: encoded key → value length (see the
 /// module doc).
-struct LiveIndex(hashbrown::HashTable<(Box<[u8]>, u32)>);
+struct LiveIndex(hashbrown::HashTable<Slot>);
+
+/// The longest key a [`Slot`] holds inline.
+const INLINE: usize = 28;
+
+/// One entry of the index in 32 bytes: a key of up to [`INLINE`] bytes
+/// with a value under 64 KiB inline (no allocation, and no pointer to
+/// follow, so a lookup touches one bucket), else the key boxed.
+enum Slot {
+    Inline {
+        n: u8,
+        len: u16,
+        bytes: [u8; INLINE],
+    },
+    Boxed {
+        len: u32,
+        key: Box<[u8]>,
+    },
+}
+
+const _: () = assert!(std::mem::size_of::<Slot>() == 32);
+
+impl Slot {
+    fn new(key: &[u8], len: u32) -> Slot {
+        match u16::try_from(len) {
+            Ok(len) if key.len() <= INLINE => {
+                let mut bytes = [0; INLINE];
+                bytes[..key.len()].copy_from_slice(key);
+                Slot::Inline {
+                    n: key.len() as u8,
+                    len,
+                    bytes,
+                }
+            }
+            _ => Slot::Boxed {
+                len,
+                key: key.into(),
+            },
+        }
+    }
+
+    fn key(&self) -> &[u8] {
+        match self {
+            Slot::Inline { n, bytes, .. } => &bytes[..*n as usize],
+            Slot::Boxed { key, .. } => key,
+        }
+    }
+
+    fn len(&self) -> u32 {
+        match self {
+            Slot::Inline { len, .. } => u32::from(*len),
+            Slot::Boxed { len, .. } => *len,
+        }
+    }
+
+    /// Sets the value length, boxing the key if the length no longer fits.
+    fn set_len(&mut self, new: u32) {
+        match (&mut *self, u16::try_from(new)) {
+            (Slot::Inline { len, .. }, Ok(l)) => *len = l,
+            (Slot::Boxed { len, .. }, _) => *len = new,
+            (Slot::Inline { .. }, Err(_)) => {
+                *self = Slot::Boxed {
+                    len: new,
+                    key: self.key().into(),
+                }
+            }
+        }
+    }
+}
 
 /// A fixed hash of an encoded key, 8 bytes at a time (the last 8 read
 /// again when the length is not a multiple), each folded in by a 128-bit
@@ -230,8 +299,8 @@ impl LiveIndex {
     /// The value length of `key`, if live.
     fn get(&self, key: &[u8]) -> Option<usize> {
         self.0
-            .find(key_hash(key), |(k, _)| **k == *key)
-            .map(|&(_, l)| l as usize)
+            .find(key_hash(key), |s| s.key() == key)
+            .map(|s| s.len() as usize)
     }
 
     /// Records `key` live with a value of `len` bytes; the length it had.
@@ -240,13 +309,15 @@ impl LiveIndex {
         let hash = key_hash(key);
         match self
             .0
-            .entry(hash, |(k, _)| **k == *key, |(k, _)| key_hash(k))
+            .entry(hash, |s| s.key() == key, |s| key_hash(s.key()))
         {
             hashbrown::hash_table::Entry::Occupied(mut e) => {
-                Some(std::mem::replace(&mut e.get_mut().1, len) as usize)
+                let old = e.get().len();
+                e.get_mut().set_len(len);
+                Some(old as usize)
             }
             hashbrown::hash_table::Entry::Vacant(e) => {
-                e.insert((key.into(), len));
+                e.insert(Slot::new(key, len));
                 None
             }
         }
@@ -254,8 +325,8 @@ impl LiveIndex {
 
     /// Records `key` absent; the length it had.
     fn remove(&mut self, key: &[u8]) -> Option<usize> {
-        let found = self.0.find_entry(key_hash(key), |(k, _)| **k == *key);
-        found.ok().map(|e| e.remove().0 .1 as usize)
+        let found = self.0.find_entry(key_hash(key), |s| s.key() == key);
+        found.ok().map(|e| e.remove().0.len() as usize)
     }
 }
 
@@ -807,7 +878,7 @@ mod tests {
             .expect("an index")
             .0
             .iter()
-            .map(|(k, l)| (k.to_vec(), *l as usize))
+            .map(|s| (s.key().to_vec(), s.len() as usize))
             .collect();
         indexed.sort();
         assert_eq!(indexed, stored);
@@ -830,6 +901,29 @@ mod tests {
             MapImpl::Rocks(r) => &r.inner,
             MapImpl::Heap(_) => unreachable!(),
         }
+    }
+
+    /// Keys and lengths inline and boxed, and a length outgrowing inline.
+    #[test]
+    fn the_index_keeps_any_key_and_length() {
+        let mut live = LiveIndex::new();
+        let keys: Vec<Vec<u8>> = [0, 1, 7, 8, 9, 28, 29, 200]
+            .iter()
+            .map(|&n| (0..n).map(|b| b as u8).collect())
+            .collect();
+        for (j, k) in keys.iter().enumerate() {
+            assert_eq!(live.set(k, j), None);
+        }
+        for (j, k) in keys.iter().enumerate() {
+            assert_eq!(live.set(k, 70_000 + j), Some(j));
+            assert_eq!(live.set(k, 5), Some(70_000 + j));
+            assert_eq!(live.get(k), Some(5));
+        }
+        for k in &keys {
+            assert_eq!(live.remove(k), Some(5));
+            assert_eq!(live.remove(k), None);
+        }
+        assert_eq!(live.0.len(), 0);
     }
 
     /// Every path that writes keeps the index equal to the column family.
