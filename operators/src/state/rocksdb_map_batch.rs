@@ -19,9 +19,10 @@
 //! read; a map key loaded is one read per entry met, or one when it has
 //! none (a scan's rule). Each entry changed is one write if it holds a row
 //! at the end, or one delete if it held one when loaded; entries and
-//! logical bytes follow exactly, and staging updates the handle's index
-//! of live entries (`state/rocksdb.rs`), which agrees with the lengths the
-//! image loaded. Only RocksDB without a TTL keeps images:
+//! logical bytes follow exactly from the lengths the image loaded. The
+//! first image drops the handle's index of live entries, unless it was
+//! rebuilt before; staging keeps a kept one true (`state/rocksdb.rs`).
+//! Only RocksDB without a TTL keeps images:
 //! elsewhere `load_image` gives `None` and the caller goes one access at a
 //! time.
 
