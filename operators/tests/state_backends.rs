@@ -204,3 +204,73 @@ proptest! {
         prop_assert_eq!(&results[0], &results[1]);
     }
 }
+
+/// RocksDB writes blind (no lookup of the value replaced), yet entries and
+/// logical bytes stay exact: blind puts over live keys, blind deletes of
+/// absent ones, map overwrites, and writes over entries a restore put back
+/// into two subtasks' handles of one column family.
+#[test]
+fn blind_writes_keep_entries_and_bytes_exact() {
+    let s = |n: usize| vec![Value::str(&"x".repeat(n))];
+    let mut seen = Vec::new();
+    for b in backends() {
+        let mut v = b.value_state("op", "v", 1).unwrap();
+        let mut m = b.map_state("op", "m", 1, 1).unwrap();
+        for i in 0..4 {
+            v.put(&k(i), s(3)).unwrap();
+            m.put(&k(i % 2), &k(i), s(3)).unwrap();
+        }
+        // Over live keys, each after an access to another key.
+        for i in 0..4 {
+            v.get(&k(9)).unwrap();
+            v.put(&k(i), s(10)).unwrap();
+            m.put(&k(i % 2), &k(i), s(i as usize)).unwrap();
+        }
+        // Absent keys, then one live key, deleted blind.
+        for i in [7, 8, 3] {
+            v.delete(&k(i)).unwrap();
+            m.delete(&k(i % 2), &k(i)).unwrap();
+        }
+        let (vm, mm) = (v.metrics(), m.metrics());
+        // Value: keys 0..3 live, "x" * 10 = 12 bytes each. Map: entries
+        // (0,0), (1,1), (0,2) of 9 + 9 + (2 + i) bytes.
+        assert_eq!((vm.entries, vm.logical_bytes), (3, 3 * (9 + 12)));
+        assert_eq!((mm.entries, mm.logical_bytes), (3, 3 * 18 + 2 + 3 + 4));
+        assert_eq!((vm.writes, vm.deletes), (8, 3));
+
+        // A restore: two subtasks (odd and even keys) of one operator
+        // write back their own entries, then write over them blind.
+        let r = StateBackend::new(b.kind(), None).unwrap();
+        let mut parts = Vec::new();
+        for part in 0..2 {
+            let mut v2 = r.value_state("op", "v", 1).unwrap();
+            let mut m2 = r.map_state("op", "m", 1, 1).unwrap();
+            let owns = |key: &[Value]| key[0].as_int().unwrap() % 2 == part;
+            for (key, row) in v.all_entries().unwrap() {
+                if owns(&key) {
+                    v2.restore_entry(&key, row).unwrap();
+                }
+            }
+            for (key, ukey, row) in m.all_entries().unwrap() {
+                if owns(&key) {
+                    m2.restore_entry(&key, &ukey, row).unwrap();
+                }
+            }
+            for i in (part..6).step_by(2) {
+                v2.put(&k(i), s(1)).unwrap();
+                m2.put(&k(part), &k(i), s(1)).unwrap();
+            }
+            v2.delete(&k(part)).unwrap();
+            m2.delete(&k(part), &k(part)).unwrap();
+            parts.push((v2.metrics(), m2.metrics()));
+        }
+        // Each subtask: keys part+2, part+4 live in v (3-byte values);
+        // entries (part, part+2), (part, part+4) in m (3-byte values).
+        for (v2, m2) in &parts {
+            assert_eq!((v2.entries, v2.logical_bytes), (2, 2 * (9 + 3)));
+            assert_eq!((m2.entries, m2.logical_bytes), (2, 2 * (18 + 3)));
+        }
+        seen.push((vm, mm, parts));
+    }
+    assert_eq!(seen[0], seen[1], "heap and RocksDB count alike");
+}

@@ -10,9 +10,31 @@
 //! Every option the lab sets is in [`super::rocksdb_options`].
 //!
 //! Live entries and logical bytes must be exact, so a write must know the
-//! size of the value it replaces. Read-modify-write (the common case) knows
-//! it from its read; a blind `put`/`delete` remembers the last key read and
-//! otherwise looks the old value up first (a real, uncounted `get`).
+//! size of the value it replaces. Flink's backend writes blind, without a
+//! lookup, and so does this one: each handle keeps an in-memory index of
+//! the keys it holds, encoded key → value length ([`LiveIndex`]), which
+//! every write and delete keeps true. A handle starts empty on a new
+//! database (a restore writes its entries through the handle), and an
+//! operator's subtasks share a column family with disjoint keys, so each
+//! handle's index holds exactly its own subtask's entries, as its counters
+//! do. The index is exact (a hash of the key could collide and miscount).
+//! Its memory per live entry: a 32-byte bucket and a control byte, at
+//! 1.14–2.3 buckets per entry as the table grows (38–75 bytes); a key
+//! over 28 bytes, or a value of 64 KiB or more, adds the key's own
+//! allocation. Keys up to 28 bytes (up to three `BIGINT`s, key and user
+//! key together) sit in the bucket, so a lookup follows no pointer.
+//!
+//! Batches (`modify_many`, `modify_in_order`, the join's per-batch images)
+//! read every entry they write, so they know the lengths they replace: the
+//! first batch drops the index, and a state written by batches alone (the
+//! join with asynchronous state, a mini-batch aggregate) pays neither its
+//! upkeep nor its memory. Should a blind write come after that, one
+//! uncounted scan of the column family rebuilds the index, kept from then
+//! on. That scan also takes in the other subtasks' keys, which is harmless:
+//! this handle never writes them, so it never asks for their lengths.
+//!
+//! Each handle keeps its column family's handle too, instead of looking it
+//! up by name (a lock and an `Arc` clone) per access.
 
 use super::codec::{decode_all, decode_all_into, decode_into, encode_into};
 use super::rocksdb_options::RocksDbOptions;
@@ -147,19 +169,187 @@ impl RocksDbStore {
 }
 
 /// What one handle shares between value and map state: the column family,
-/// counters, scratch buffers and the last-read slot.
+/// counters, scratch buffers and the index of live entries.
 struct Handle {
+    /// The column family's handle, which borrows the database `db` keeps
+    /// open: declared before `db`, so it is dropped first.
+    cf_ref: CfRef,
     db: Arc<Db>,
     name: String,
     cf: String,
     write_opts: WriteOptions,
     key_buf: Vec<u8>,
     val_buf: Vec<u8>,
-    /// The last key read and its value length (`None`: absent).
-    last: Option<(Vec<u8>, Option<usize>)>,
+    /// `None` once batches alone wrote the handle (see the module doc).
+    live: Option<LiveIndex>,
+    /// Set once the index was rebuilt: then batches keep it too.
+    keep_index: bool,
     /// A prefix scan's user key and value buffers, reused from scan to scan.
     scan_bufs: (Row, Row),
     metrics: StateMetrics,
+}
+
+/// A column family handle of the database that `Handle::db` keeps open.
+type CfRef = Arc<BoundColumnFamily<'static>>;
+
+/// The live entries of one handle: encoded key → value length (see the
+/// module doc).
+struct LiveIndex(hashbrown::HashTable<Slot>);
+
+/// The longest key a [`Slot`] holds inline.
+const INLINE: usize = 28;
+
+/// One entry of the index in 32 bytes: a key of up to [`INLINE`] bytes
+/// with a value under 64 KiB inline (no allocation, and no pointer to
+/// follow, so a lookup touches one bucket), else the key boxed.
+enum Slot {
+    Inline {
+        n: u8,
+        len: u16,
+        bytes: [u8; INLINE],
+    },
+    Boxed {
+        len: u32,
+        key: Box<[u8]>,
+    },
+}
+
+const _: () = assert!(std::mem::size_of::<Slot>() == 32);
+
+impl Slot {
+    fn new(key: &[u8], len: u32) -> Slot {
+        match u16::try_from(len) {
+            Ok(len) if key.len() <= INLINE => {
+                let mut bytes = [0; INLINE];
+                bytes[..key.len()].copy_from_slice(key);
+                Slot::Inline {
+                    n: key.len() as u8,
+                    len,
+                    bytes,
+                }
+            }
+            _ => Slot::Boxed {
+                len,
+                key: key.into(),
+            },
+        }
+    }
+
+    fn key(&self) -> &[u8] {
+        match self {
+            Slot::Inline { n, bytes, .. } => &bytes[..*n as usize],
+            Slot::Boxed { key, .. } => key,
+        }
+    }
+
+    fn len(&self) -> u32 {
+        match self {
+            Slot::Inline { len, .. } => u32::from(*len),
+            Slot::Boxed { len, .. } => *len,
+        }
+    }
+
+    /// Sets the value length, boxing the key if the length no longer fits.
+    fn set_len(&mut self, new: u32) {
+        match (&mut *self, u16::try_from(new)) {
+            (Slot::Inline { len, .. }, Ok(l)) => *len = l,
+            (Slot::Boxed { len, .. }, _) => *len = new,
+            (Slot::Inline { .. }, Err(_)) => {
+                *self = Slot::Boxed {
+                    len: new,
+                    key: self.key().into(),
+                }
+            }
+        }
+    }
+}
+
+/// A fixed hash of an encoded key, 8 bytes at a time (the last 8 read
+/// again when the length is not a multiple), each folded in by a 128-bit
+/// multiply: well-mixed low and high bits, at a fraction of a general
+/// hasher's cost on these short keys.
+#[inline]
+fn key_hash(key: &[u8]) -> u64 {
+    #[inline]
+    fn fold(a: u64) -> u64 {
+        let p = u128::from(a) * 0x9e37_79b9_7f4a_7c15_u128;
+        (p as u64) ^ ((p >> 64) as u64)
+    }
+    let word = |at: usize| u64::from_le_bytes(key[at..at + 8].try_into().expect("8 bytes"));
+    let mut h = 0x243f_6a88_85a3_08d3 ^ key.len() as u64;
+    if key.len() < 8 {
+        for &b in key {
+            h = (h << 8) | u64::from(b);
+        }
+        return fold(h);
+    }
+    let mut at = 0;
+    while at + 8 < key.len() {
+        h = fold(h ^ word(at));
+        at += 8;
+    }
+    fold(h ^ word(key.len() - 8))
+}
+
+impl LiveIndex {
+    fn new() -> LiveIndex {
+        LiveIndex(hashbrown::HashTable::new())
+    }
+
+    /// The value length of `key`, if live.
+    fn get(&self, key: &[u8]) -> Option<usize> {
+        self.0
+            .find(key_hash(key), |s| s.key() == key)
+            .map(|s| s.len() as usize)
+    }
+
+    /// Records `key` live with a value of `len` bytes; the length it had.
+    fn set(&mut self, key: &[u8], len: usize) -> Option<usize> {
+        let len = u32::try_from(len).expect("a state value under 4 GiB");
+        let hash = key_hash(key);
+        match self
+            .0
+            .entry(hash, |s| s.key() == key, |s| key_hash(s.key()))
+        {
+            hashbrown::hash_table::Entry::Occupied(mut e) => {
+                let old = e.get().len();
+                e.get_mut().set_len(len);
+                Some(old as usize)
+            }
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                e.insert(Slot::new(key, len));
+                None
+            }
+        }
+    }
+
+    /// Records `key` absent; the length it had.
+    fn remove(&mut self, key: &[u8]) -> Option<usize> {
+        let found = self.0.find_entry(key_hash(key), |s| s.key() == key);
+        found.ok().map(|e| e.remove().0.len() as usize)
+    }
+}
+
+/// Counts a write of a `len`-byte value under a `key_len`-byte key over a
+/// value of `old` bytes (`None`: absent).
+fn count_write(m: &mut StateMetrics, key_len: usize, len: usize, old: Option<usize>) {
+    m.writes += 1;
+    match old {
+        Some(l) => m.logical_bytes += len as i64 - l as i64,
+        None => {
+            m.entries += 1;
+            m.logical_bytes += (key_len + len) as i64;
+        }
+    }
+}
+
+/// Counts a delete of a `key_len`-byte key whose value had `old` bytes.
+fn count_delete(m: &mut StateMetrics, key_len: usize, old: Option<usize>) {
+    m.deletes += 1;
+    if let Some(l) = old {
+        m.entries -= 1;
+        m.logical_bytes -= (key_len + l) as i64;
+    }
 }
 
 /// The options of every write: no WAL (see [`super::rocksdb_options`]).
@@ -172,14 +362,24 @@ pub fn write_options() -> WriteOptions {
 impl Handle {
     fn new(db: Arc<Db>, name: &str, cf: String) -> Handle {
         let write_opts = write_options();
+        let cf_ref = db
+            .cf_handle(&cf)
+            .expect("column family created with the handle");
+        // SAFETY: the handle borrows the database `db` holds an `Arc` of;
+        // `cf_ref` is dropped before `db` (field order) and never handed
+        // out beyond a borrow of `self`, so the database outlives it. The
+        // lab never drops a column family.
+        let cf_ref: CfRef = unsafe { std::mem::transmute(cf_ref) };
         Handle {
+            cf_ref,
             db,
             name: name.to_string(),
             cf,
             write_opts,
             key_buf: Vec::new(),
             val_buf: Vec::new(),
-            last: None,
+            live: Some(LiveIndex::new()),
+            keep_index: false,
             scan_bufs: (Row::new(), Row::new()),
             metrics: StateMetrics::default(),
         }
@@ -193,110 +393,111 @@ impl Handle {
         }
     }
 
-    fn cf(&self) -> Arc<BoundColumnFamily<'_>> {
-        self.db
-            .cf_handle(&self.cf)
-            .expect("column family created with the handle")
+    /// The column family's handle, with the lifetime of a borrow of `self`.
+    fn cf(&self) -> &Arc<BoundColumnFamily<'_>> {
+        &self.cf_ref
     }
 
     fn err(&self, e: rocksdb::Error) -> StateError {
         err(&self.cf, e)
     }
 
-    /// Reads `key_buf`'s value (counted) and remembers its length.
+    /// Reads `key_buf`'s value (counted).
     fn read(&mut self) -> StateResult<Option<Row>> {
+        Ok(self.read_len()?.0)
+    }
+
+    /// Reads `key_buf`'s value (counted) and its stored length.
+    fn read_len(&mut self) -> StateResult<(Option<Row>, Option<usize>)> {
         self.metrics.reads += 1;
-        let (row, len) = {
-            let cf = self.cf();
-            let got = self
-                .db
-                .get_pinned_cf(&cf, &self.key_buf)
-                .map_err(|e| err(&self.cf, e))?;
-            match got {
-                Some(bytes) => (
-                    Some(decode_all(&bytes).ok_or_else(|| StateError::Corrupt(self.cf.clone()))?),
-                    Some(bytes.len()),
-                ),
-                None => (None, None),
-            }
-        };
-        self.remember(len);
-        Ok(row)
-    }
-
-    fn remember(&mut self, len: Option<usize>) {
-        match &mut self.last {
-            Some((k, l)) => {
-                k.clear();
-                k.extend_from_slice(&self.key_buf);
-                *l = len;
-            }
-            None => self.last = Some((self.key_buf.clone(), len)),
-        }
-    }
-
-    /// The length of `key_buf`'s current value, from the last read if it was
-    /// this key, else by an uncounted lookup.
-    fn old_len(&mut self) -> StateResult<Option<usize>> {
-        if let Some((k, l)) = &self.last {
-            if *k == self.key_buf {
-                return Ok(*l);
-            }
-        }
-        let cf = self.cf();
         let got = self
             .db
-            .get_pinned_cf(&cf, &self.key_buf)
+            .get_pinned_cf(self.cf(), &self.key_buf)
             .map_err(|e| err(&self.cf, e))?;
-        Ok(got.map(|b| b.len()))
+        let len = got.as_ref().map(|b| b.len());
+        if let Some(live) = &self.live {
+            debug_assert_eq!(live.get(&self.key_buf), len);
+        }
+        match got {
+            Some(bytes) => Ok((
+                Some(decode_all(&bytes).ok_or_else(|| StateError::Corrupt(self.cf.clone()))?),
+                len,
+            )),
+            None => Ok((None, None)),
+        }
     }
 
-    /// Writes `row` under `key_buf` (counted), keeping entries and bytes exact.
-    fn write(&mut self, row: &[Value]) -> StateResult<()> {
-        let old = self.old_len()?;
+    /// Batches read the entries they write, so the first one drops the
+    /// index, unless it had to be rebuilt before.
+    fn drop_index_for_batches(&mut self) {
+        if !self.keep_index {
+            self.live = None;
+        }
+    }
+
+    /// Rebuilds a dropped index from one (uncounted) scan of the column
+    /// family, before a write that does not know the length it replaces.
+    fn ensure_index(&mut self) -> StateResult<()> {
+        if self.live.is_some() {
+            return Ok(());
+        }
+        let mut live = LiveIndex::new();
+        let mut it = self.db.raw_iterator_cf(self.cf());
+        it.seek_to_first();
+        while let (Some(k), Some(v)) = (it.key(), it.value()) {
+            live.set(k, v.len());
+            it.next();
+        }
+        it.status().map_err(|e| err(&self.cf, e))?;
+        drop(it);
+        self.live = Some(live);
+        self.keep_index = true;
+        Ok(())
+    }
+
+    /// Writes `row` under `key_buf` (counted), keeping entries and bytes
+    /// exact; `known` is the length it replaces if the caller just read it.
+    fn write(&mut self, row: &[Value], known: Option<Option<usize>>) -> StateResult<()> {
         self.val_buf.clear();
         encode_into(row, &mut self.val_buf);
-        self.metrics.writes += 1;
-        match old {
-            Some(l) => self.metrics.logical_bytes += self.val_buf.len() as i64 - l as i64,
-            None => {
-                self.metrics.entries += 1;
-                self.metrics.logical_bytes += (self.key_buf.len() + self.val_buf.len()) as i64;
-            }
+        if known.is_none() {
+            self.ensure_index()?;
         }
-        let cf = self.cf();
+        let old = match &mut self.live {
+            Some(live) => live.set(&self.key_buf, self.val_buf.len()),
+            None => known.expect("an index or a known length"),
+        };
+        count_write(
+            &mut self.metrics,
+            self.key_buf.len(),
+            self.val_buf.len(),
+            old,
+        );
         self.db
-            .put_cf_opt(&cf, &self.key_buf, &self.val_buf, &self.write_opts)
-            .map_err(|e| self.err(e))?;
-        drop(cf);
-        let len = self.val_buf.len();
-        self.remember(Some(len));
-        Ok(())
+            .put_cf_opt(self.cf(), &self.key_buf, &self.val_buf, &self.write_opts)
+            .map_err(|e| self.err(e))
     }
 
-    /// Deletes `key_buf` (counted).
-    fn remove(&mut self) -> StateResult<()> {
-        let old = self.old_len()?;
-        self.metrics.deletes += 1;
-        if let Some(l) = old {
-            self.metrics.entries -= 1;
-            self.metrics.logical_bytes -= (self.key_buf.len() + l) as i64;
+    /// Deletes `key_buf` (counted); `known` as for [`Handle::write`].
+    fn remove(&mut self, known: Option<Option<usize>>) -> StateResult<()> {
+        if known.is_none() {
+            self.ensure_index()?;
         }
-        let cf = self.cf();
+        let old = match &mut self.live {
+            Some(live) => live.remove(&self.key_buf),
+            None => known.expect("an index or a known length"),
+        };
+        count_delete(&mut self.metrics, self.key_buf.len(), old);
         self.db
-            .delete_cf_opt(&cf, &self.key_buf, &self.write_opts)
-            .map_err(|e| self.err(e))?;
-        drop(cf);
-        self.remember(None);
-        Ok(())
+            .delete_cf_opt(self.cf(), &self.key_buf, &self.write_opts)
+            .map_err(|e| self.err(e))
     }
 
     /// Every encoded key and decoded row of the column family (a
     /// checkpoint's copy; not an access). The column family is shared by
     /// the operator's subtasks, so this is all of theirs.
     fn all(&self) -> StateResult<Vec<(Vec<u8>, Row)>> {
-        let cf = self.cf();
-        let mut it = self.db.raw_iterator_cf(&cf);
+        let mut it = self.db.raw_iterator_cf(self.cf());
         it.seek_to_first();
         let mut out = Vec::new();
         while it.valid() {
@@ -312,12 +513,12 @@ impl Handle {
     }
 
     fn modify<R>(&mut self, f: impl FnOnce(&mut Option<Row>) -> R) -> StateResult<R> {
-        let mut slot = self.read()?;
+        let (mut slot, len) = self.read_len()?;
         let existed = slot.is_some();
         let r = f(&mut slot);
         match slot {
-            Some(row) => self.write(&row)?,
-            None if existed => self.remove()?,
+            Some(row) => self.write(&row, Some(len))?,
+            None if existed => self.remove(Some(len))?,
             None => {}
         }
         Ok(r)
@@ -358,11 +559,11 @@ impl RocksValueState {
     }
     pub fn put(&mut self, key: &[Value], value: Row) -> StateResult<()> {
         self.set_key(key);
-        self.inner.write(&value)
+        self.inner.write(&value, None)
     }
     pub fn delete(&mut self, key: &[Value]) -> StateResult<()> {
         self.set_key(key);
-        self.inner.remove()
+        self.inner.remove(None)
     }
     pub fn modify<R>(
         &mut self,
@@ -414,11 +615,9 @@ impl RocksValueState {
         let mut sorted: Vec<u32> = (0..n as u32).collect();
         sorted.sort_unstable_by(|&a, &b| key_at(a as usize).cmp(key_at(b as usize)));
 
-        let db = h.db.clone();
-        let cf = db
-            .cf_handle(&h.cf)
-            .expect("column family created with the handle");
-        let got = db.batched_multi_get_cf(&cf, sorted.iter().map(|&i| key_at(i as usize)), true);
+        h.drop_index_for_batches();
+        let got =
+            h.db.batched_multi_get_cf(&h.cf_ref, sorted.iter().map(|&i| key_at(i as usize)), true);
         h.metrics.reads += n as u64;
         let mut slots: Vec<Option<Row>> = vec![None; n];
         let mut old: Vec<Option<usize>> = vec![None; n];
@@ -432,53 +631,55 @@ impl RocksValueState {
 
         let out = apply(&mut slots);
 
-        // New values encoded side by side.
+        // New values encoded side by side; the index, if kept, follows.
+        enum Change {
+            Put(usize, usize),
+            Delete,
+            Keep,
+        }
         let mut values: Vec<u8> = std::mem::take(&mut h.val_buf);
         values.clear();
-        let mut ranges: Vec<Option<(usize, usize)>> = Vec::with_capacity(n);
+        let mut changes: Vec<Change> = Vec::with_capacity(n);
         for (i, slot) in slots.iter().enumerate() {
-            let key_len = key_at(i).len() as i64;
-            match (slot.as_ref(), old[i]) {
-                (Some(row), old) => {
+            let key = key_at(i);
+            let change = match slot {
+                Some(row) => {
                     let before = values.len();
                     encode_into(row, &mut values);
-                    let len = (values.len() - before) as i64;
-                    h.metrics.writes += 1;
-                    match old {
-                        Some(l) => h.metrics.logical_bytes += len - l as i64,
-                        None => {
-                            h.metrics.entries += 1;
-                            h.metrics.logical_bytes += key_len + len;
-                        }
+                    let len = values.len() - before;
+                    if let Some(live) = &mut h.live {
+                        live.set(key, len);
                     }
-                    ranges.push(Some((before, values.len())));
+                    count_write(&mut h.metrics, key.len(), len, old[i]);
+                    Change::Put(before, values.len())
                 }
-                (None, Some(l)) => {
-                    h.metrics.deletes += 1;
-                    h.metrics.entries -= 1;
-                    h.metrics.logical_bytes -= key_len + l as i64;
-                    ranges.push(None);
+                // Only a row removed is a delete (`modify`'s rule).
+                None if old[i].is_some() => {
+                    if let Some(live) = &mut h.live {
+                        live.remove(key);
+                    }
+                    count_delete(&mut h.metrics, key.len(), old[i]);
+                    Change::Delete
                 }
-                (None, None) => ranges.push(None),
-            }
+                None => Change::Keep,
+            };
+            changes.push(change);
         }
         let mut batch = WriteBatch::default();
         for &i in &sorted {
             let i = i as usize;
-            match (ranges[i], old[i]) {
-                (Some((begin, end)), _) => batch.put_cf(&cf, key_at(i), &values[begin..end]),
-                (None, Some(_)) => batch.delete_cf(&cf, key_at(i)),
-                (None, None) => {}
+            match changes[i] {
+                Change::Put(begin, end) => batch.put_cf(&h.cf_ref, key_at(i), &values[begin..end]),
+                Change::Delete => batch.delete_cf(&h.cf_ref, key_at(i)),
+                Change::Keep => {}
             }
         }
         if !batch.is_empty() {
-            db.write_opt(batch, &h.write_opts)
+            h.db.write_opt(batch, &h.write_opts)
                 .map_err(|e| err(&h.cf, e))?;
         }
-        drop(cf);
         h.key_buf = encoded;
         h.val_buf = values;
-        h.last = None;
         Ok(out)
     }
 }
@@ -527,11 +728,11 @@ impl RocksMapState {
     }
     pub fn put(&mut self, key: &[Value], ukey: &[Value], value: Row) -> StateResult<()> {
         self.set_key(key, ukey);
-        self.inner.write(&value)
+        self.inner.write(&value, None)
     }
     pub fn delete(&mut self, key: &[Value], ukey: &[Value]) -> StateResult<()> {
         self.set_key(key, ukey);
-        self.inner.remove()
+        self.inner.remove(None)
     }
     pub fn modify<R>(
         &mut self,
@@ -565,8 +766,7 @@ impl RocksMapState {
                 it
             }
             None => {
-                let cf = h.cf();
-                let it = h.db.raw_iterator_cf(&cf);
+                let it = h.db.raw_iterator_cf(h.cf());
                 // SAFETY: the iterator borrows the database `h.db` holds an
                 // `Arc` of; `scan_iter` is dropped before `inner` (field
                 // order) and never moved out, so the database outlives it.
@@ -647,5 +847,150 @@ impl CheckpointDb {
         }
         it.status().map_err(|e| err(cf, e))?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::{MapImpl, MapState, StateBackend, ValueImpl, ValueState};
+
+    fn i(v: i64) -> Value {
+        Value::Int(v)
+    }
+
+    fn s(n: usize) -> Row {
+        vec![Value::str(&"y".repeat(n))]
+    }
+
+    /// The column family (this handle's alone) as the index should hold it.
+    fn assert_index_true(h: &Handle) {
+        let mut it = h.db.raw_iterator_cf(h.cf());
+        it.seek_to_first();
+        let mut stored = Vec::new();
+        while let (Some(k), Some(v)) = (it.key(), it.value()) {
+            stored.push((k.to_vec(), v.len()));
+            it.next();
+        }
+        let mut indexed: Vec<(Vec<u8>, usize)> = h
+            .live
+            .as_ref()
+            .expect("an index")
+            .0
+            .iter()
+            .map(|s| (s.key().to_vec(), s.len() as usize))
+            .collect();
+        indexed.sort();
+        assert_eq!(indexed, stored);
+        let bytes: usize = stored.iter().map(|(k, l)| k.len() + l).sum();
+        assert_eq!(
+            (h.metrics.entries, h.metrics.logical_bytes),
+            (stored.len() as i64, bytes as i64)
+        );
+    }
+
+    fn value_handle(s: &ValueState) -> &Handle {
+        match &s.imp {
+            ValueImpl::Rocks(r) => &r.inner,
+            ValueImpl::Heap(_) => unreachable!(),
+        }
+    }
+
+    fn map_handle(s: &MapState) -> &Handle {
+        match &s.imp {
+            MapImpl::Rocks(r) => &r.inner,
+            MapImpl::Heap(_) => unreachable!(),
+        }
+    }
+
+    /// Keys and lengths inline and boxed, and a length outgrowing inline.
+    #[test]
+    fn the_index_keeps_any_key_and_length() {
+        let mut live = LiveIndex::new();
+        let keys: Vec<Vec<u8>> = [0, 1, 7, 8, 9, 28, 29, 200]
+            .iter()
+            .map(|&n| (0..n).map(|b| b as u8).collect())
+            .collect();
+        for (j, k) in keys.iter().enumerate() {
+            assert_eq!(live.set(k, j), None);
+        }
+        for (j, k) in keys.iter().enumerate() {
+            assert_eq!(live.set(k, 70_000 + j), Some(j));
+            assert_eq!(live.set(k, 5), Some(70_000 + j));
+            assert_eq!(live.get(k), Some(5));
+        }
+        for k in &keys {
+            assert_eq!(live.remove(k), Some(5));
+            assert_eq!(live.remove(k), None);
+        }
+        assert_eq!(live.0.len(), 0);
+    }
+
+    /// Every path that writes keeps the index equal to the column family.
+    #[test]
+    fn every_write_path_keeps_the_index_true() {
+        let b = StateBackend::rocksdb(None).unwrap();
+        b.set_ttl("t", "ttl", std::time::Duration::from_millis(10));
+        let mut v = b.value_state("t", "v", 1).unwrap();
+        let mut m = b.map_state("t", "m", 1, 1).unwrap();
+        let mut t = b.value_state("t", "ttl", 1).unwrap();
+        for n in 0..6 {
+            v.put(&[i(n)], s(n as usize)).unwrap();
+            m.put(&[i(n % 2)], &[i(n)], s(n as usize)).unwrap();
+            t.put(&[i(n)], s(1)).unwrap();
+        }
+        v.delete(&[i(1)]).unwrap();
+        v.delete(&[i(42)]).unwrap();
+        m.delete(&[i(1)], &[i(3)]).unwrap();
+        v.modify(&[i(2)], |r| *r = Some(s(20))).unwrap();
+        v.modify(&[i(3)], |r| *r = None).unwrap();
+        assert_index_true(value_handle(&v));
+        assert_index_true(map_handle(&m));
+
+        // Batches: MultiGet and WriteBatch, keys repeated in order.
+        let keys: Vec<Row> = [0, 4, 7, 0, 5, 8].iter().map(|&n| vec![i(n)]).collect();
+        v.modify_in_order(&keys, |j, r| {
+            *r = match j {
+                1 | 4 => None,
+                _ => Some(s(j + 30)),
+            }
+        })
+        .unwrap();
+        v.modify_many(&[vec![i(9)], vec![i(2)]], |j, r| {
+            *r = (j == 0).then(|| s(2))
+        })
+        .unwrap();
+        // Batches dropped the index; a blind write rebuilds it, for good.
+        assert!(value_handle(&v).live.is_none());
+        v.put(&[i(4)], s(44)).unwrap();
+        assert_index_true(value_handle(&v));
+
+        // Images: loaded, changed, staged.
+        let vk: [&[Value]; 3] = [&[i(0)], &[i(9)], &[i(11)]];
+        let mut vi = v.load_image(&vk).unwrap().unwrap();
+        vi.put(&[i(0)], &[], s(1));
+        vi.delete(&[i(9)], &[]);
+        vi.put(&[i(11)], &[], s(11));
+        let mk: [&[Value]; 2] = [&[i(0)], &[i(1)]];
+        let mut mi = m.load_image(&mk).unwrap().unwrap();
+        mi.delete(&[i(0)], &[i(0)]);
+        mi.put(&[i(1)], &[i(1)], s(40));
+        mi.put(&[i(1)], &[i(7)], s(7));
+        let mut writes = ImageWrites::new();
+        v.stage_image(vi, &mut writes).unwrap();
+        m.stage_image(mi, &mut writes).unwrap();
+        writes.commit().unwrap();
+        assert_index_true(value_handle(&v));
+        assert!(map_handle(&m).live.is_none());
+        m.delete(&[i(1)], &[i(7)]).unwrap();
+        m.put(&[i(0)], &[i(2)], s(9)).unwrap();
+        assert_index_true(map_handle(&m));
+
+        // TTL: expired entries read (and removed) or swept.
+        b.clock().set(100);
+        assert_eq!(t.get(&[i(0)]).unwrap(), None);
+        t.put(&[i(1)], s(5)).unwrap();
+        assert_index_true(value_handle(&t));
+        assert_eq!(value_handle(&t).metrics.entries, 1);
     }
 }

@@ -19,11 +19,14 @@
 //! read; a map key loaded is one read per entry met, or one when it has
 //! none (a scan's rule). Each entry changed is one write if it holds a row
 //! at the end, or one delete if it held one when loaded; entries and
-//! logical bytes follow exactly. Only RocksDB without a TTL keeps images:
+//! logical bytes follow exactly from the lengths the image loaded. The
+//! first image drops the handle's index of live entries, unless it was
+//! rebuilt before; staging keeps a kept one true (`state/rocksdb.rs`).
+//! Only RocksDB without a TTL keeps images:
 //! elsewhere `load_image` gives `None` and the caller goes one access at a
 //! time.
 
-use super::{err, Db, Handle};
+use super::{count_delete, count_write, err, Db, Handle};
 use crate::state::codec::{decode, decode_all, encode_into};
 use crate::state::heap::{fixed_state, Map};
 use crate::state::{MapImpl, MapState, StateError, StateResult, ValueImpl, ValueState};
@@ -56,10 +59,12 @@ pub struct StateImage {
 }
 
 impl StateImage {
-    fn new() -> StateImage {
+    /// An empty image sized for `keys` keys (growing the index key by key
+    /// rehashed it several times per batch).
+    fn new(keys: usize) -> StateImage {
         StateImage {
-            index: Map::with_hasher(fixed_state()),
-            keys: Vec::new(),
+            index: Map::with_capacity_and_hasher(keys, fixed_state()),
+            keys: Vec::with_capacity(keys),
             ukey_buf: Vec::new(),
         }
     }
@@ -197,14 +202,13 @@ fn encode_sorted(keys: &[&[Value]]) -> (Vec<Vec<u8>>, Vec<usize>) {
 impl Handle {
     /// A value state's image of `keys` (distinct): one `MultiGet`.
     fn load_values(&mut self, keys: &[&[Value]]) -> StateResult<StateImage> {
+        self.drop_index_for_batches();
         let (mut prefixes, order) = encode_sorted(keys);
-        let db = self.db.clone();
-        let cf = db
-            .cf_handle(&self.cf)
-            .expect("column family created with the handle");
-        let got = db.batched_multi_get_cf(&cf, order.iter().map(|&i| &prefixes[i]), true);
+        let got =
+            self.db
+                .batched_multi_get_cf(self.cf(), order.iter().map(|&i| &prefixes[i]), true);
         self.metrics.reads += keys.len() as u64;
-        let mut image = StateImage::new();
+        let mut image = StateImage::new(keys.len());
         let mut loaded: Vec<Option<(Row, usize)>> = vec![None; keys.len()];
         for (&i, got) in order.iter().zip(got) {
             if let Some(bytes) = got.map_err(|e| err(&self.cf, e))? {
@@ -212,7 +216,6 @@ impl Handle {
                 loaded[i] = Some((row, bytes.len()));
             }
         }
-        drop(cf);
         for (i, (key, got)) in keys.iter().zip(loaded).enumerate() {
             let k = image.insert_key(key, std::mem::take(&mut prefixes[i]));
             if let Some((row, len)) = got {
@@ -231,15 +234,15 @@ impl Handle {
     /// A map state's image of `keys` (distinct): one iterator, seeking the
     /// keys' prefixes in sorted order.
     fn load_prefixes(&mut self, keys: &[&[Value]], ukey_arity: usize) -> StateResult<StateImage> {
+        self.drop_index_for_batches();
         let (mut prefixes, order) = encode_sorted(keys);
-        let mut image = StateImage::new();
+        let mut image = StateImage::new(keys.len());
         let slots: Vec<usize> = keys
             .iter()
             .enumerate()
             .map(|(i, key)| image.insert_key(key, std::mem::take(&mut prefixes[i])))
             .collect();
-        let cf = self.cf();
-        let mut it = self.db.raw_iterator_cf(&cf);
+        let mut it = self.db.raw_iterator_cf(self.cf());
         let corrupt = || StateError::Corrupt(self.cf.clone());
         let mut reads = 0u64;
         let mut positioned = false;
@@ -276,7 +279,6 @@ impl Handle {
         }
         it.status().map_err(|e| err(&self.cf, e))?;
         drop(it);
-        drop(cf);
         self.metrics.reads += reads;
         Ok(image)
     }
@@ -286,10 +288,6 @@ impl Handle {
     fn stage(&mut self, image: StateImage, writes: &mut ImageWrites) -> StateResult<()> {
         let mut keys = image.keys;
         keys.sort_unstable_by(|a, b| a.prefix.cmp(&b.prefix));
-        let db = self.db.clone();
-        let cf = db
-            .cf_handle(&self.cf)
-            .expect("column family created with the handle");
         let mut entry_key = Vec::new();
         let mut value = std::mem::take(&mut self.val_buf);
         for k in &keys {
@@ -297,35 +295,35 @@ impl Handle {
                 entry_key.clear();
                 entry_key.extend_from_slice(&k.prefix);
                 entry_key.extend_from_slice(&e.ukey_bytes);
-                let key_len = entry_key.len() as i64;
-                match (&e.value, e.stored_len) {
-                    (Some(row), stored) => {
+                // The lengths the image loaded are those it replaces; a
+                // kept index follows.
+                match &e.value {
+                    Some(row) => {
                         value.clear();
                         encode_into(row, &mut value);
-                        let len = value.len() as i64;
-                        self.metrics.writes += 1;
-                        match stored {
-                            Some(l) => self.metrics.logical_bytes += len - l as i64,
-                            None => {
-                                self.metrics.entries += 1;
-                                self.metrics.logical_bytes += key_len + len;
-                            }
+                        if let Some(live) = &mut self.live {
+                            live.set(&entry_key, value.len());
                         }
-                        writes.batch.put_cf(&cf, &entry_key, &value);
+                        count_write(
+                            &mut self.metrics,
+                            entry_key.len(),
+                            value.len(),
+                            e.stored_len,
+                        );
+                        writes.batch.put_cf(&self.cf_ref, &entry_key, &value);
                     }
-                    (None, Some(l)) => {
-                        self.metrics.deletes += 1;
-                        self.metrics.entries -= 1;
-                        self.metrics.logical_bytes -= key_len + l as i64;
-                        writes.batch.delete_cf(&cf, &entry_key);
+                    None if e.stored_len.is_some() => {
+                        if let Some(live) = &mut self.live {
+                            live.remove(&entry_key);
+                        }
+                        count_delete(&mut self.metrics, entry_key.len(), e.stored_len);
+                        writes.batch.delete_cf(&self.cf_ref, &entry_key);
                     }
-                    (None, None) => {}
+                    None => {}
                 }
             }
         }
-        drop(cf);
         self.val_buf = value;
-        self.last = None;
         if writes.target.is_none() {
             writes.target = Some((self.db.clone(), super::write_options()));
         }
