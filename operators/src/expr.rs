@@ -315,6 +315,46 @@ impl Expr {
         }
     }
 
+    /// The conjuncts of an `AND` tree, left to right (itself when it is
+    /// no `AND`).
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        fn walk<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+            match e {
+                Expr::Binary(BinOp::And, l, r) => {
+                    walk(l, out);
+                    walk(r, out);
+                }
+                other => out.push(other),
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
+
+    /// [`Expr::conjuncts`], owned.
+    pub fn into_conjuncts(self) -> Vec<Expr> {
+        fn walk(e: Expr, out: &mut Vec<Expr>) {
+            match e {
+                Expr::Binary(BinOp::And, l, r) => {
+                    walk(*l, out);
+                    walk(*r, out);
+                }
+                other => out.push(other),
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
+
+    /// The conjunction of `conjuncts`, `None` when there are none.
+    pub fn and_all(conjuncts: impl IntoIterator<Item = Expr>) -> Option<Expr> {
+        conjuncts
+            .into_iter()
+            .reduce(|a, b| Expr::bin(BinOp::And, a, b))
+    }
+
     /// Column positions the expression reads.
     pub fn columns(&self, out: &mut Vec<usize>) {
         match self {

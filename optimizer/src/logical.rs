@@ -424,6 +424,22 @@ impl LogicalPlan {
         }
     }
 
+    /// [`LogicalPlan::children`], to replace them.
+    pub fn inputs_mut(&mut self) -> Vec<&mut Box<LogicalPlan>> {
+        match self {
+            LogicalPlan::Scan { .. } => vec![],
+            LogicalPlan::Filter { input, .. }
+            | LogicalPlan::Project { input, .. }
+            | LogicalPlan::WindowTvf { input, .. }
+            | LogicalPlan::Deduplicate { input, .. }
+            | LogicalPlan::Rank { input, .. }
+            | LogicalPlan::Aggregate { input, .. } => vec![input],
+            LogicalPlan::Join { left, right, .. } | LogicalPlan::Union { left, right, .. } => {
+                vec![left, right]
+            }
+        }
+    }
+
     pub fn children(&self) -> Vec<&LogicalPlan> {
         match self {
             LogicalPlan::Scan { .. } => vec![],

@@ -42,124 +42,17 @@ pub fn rewrite(plan: &LogicalPlan, config: &Config) -> LogicalPlan {
 
 /// `plan` with each input replaced by `f(input)`, in order.
 pub(crate) fn map_inputs(
-    plan: LogicalPlan,
+    mut plan: LogicalPlan,
     f: &mut dyn FnMut(LogicalPlan) -> LogicalPlan,
 ) -> LogicalPlan {
-    let mut g = |b: Box<LogicalPlan>| Box::new(f(*b));
-    match plan {
-        LogicalPlan::Scan { .. } => plan,
-        LogicalPlan::Filter { input, predicate } => LogicalPlan::Filter {
-            input: g(input),
-            predicate,
-        },
-        LogicalPlan::Project {
-            input,
-            exprs,
-            schema,
-        } => LogicalPlan::Project {
-            input: g(input),
-            exprs,
-            schema,
-        },
-        LogicalPlan::Join {
-            left,
-            right,
-            kind,
-            left_keys,
-            right_keys,
-            residual,
-            schema,
-            hints,
-            lookup,
-        } => {
-            let left = g(left);
-            let right = g(right);
-            LogicalPlan::Join {
-                left,
-                right,
-                kind,
-                left_keys,
-                right_keys,
-                residual,
-                schema,
-                hints,
-                lookup,
-            }
-        }
-        LogicalPlan::WindowTvf {
-            input,
-            time_col,
-            window,
-            partition_by,
-            group_window,
-            schema,
-        } => LogicalPlan::WindowTvf {
-            input: g(input),
-            time_col,
-            window,
-            partition_by,
-            group_window,
-            schema,
-        },
-        LogicalPlan::Union {
-            left,
-            right,
-            schema,
-        } => {
-            let left = g(left);
-            let right = g(right);
-            LogicalPlan::Union {
-                left,
-                right,
-                schema,
-            }
-        }
-        LogicalPlan::Deduplicate {
-            input,
-            key,
-            keep,
-            order,
-            time_col,
-            row_number,
-        } => LogicalPlan::Deduplicate {
-            input: g(input),
-            key,
-            keep,
-            order,
-            time_col,
-            row_number,
-        },
-        LogicalPlan::Rank {
-            input,
-            partition_by,
-            order,
-            rank_start,
-            rank_end,
-            output_rank_number,
-            row_number,
-            schema,
-        } => LogicalPlan::Rank {
-            input: g(input),
-            partition_by,
-            order,
-            rank_start,
-            rank_end,
-            output_rank_number,
-            row_number,
-            schema,
-        },
-        LogicalPlan::Aggregate {
-            input,
-            group_by,
-            aggs,
-            schema,
-            hints,
-        } => LogicalPlan::Aggregate {
-            input: g(input),
-            group_by,
-            aggs,
-            schema,
-            hints,
-        },
+    for input in plan.inputs_mut() {
+        let placeholder = LogicalPlan::Scan {
+            table: String::new(),
+            alias: String::new(),
+            schema: Default::default(),
+        };
+        let taken = std::mem::replace(input.as_mut(), placeholder);
+        **input = f(taken);
     }
+    plan
 }

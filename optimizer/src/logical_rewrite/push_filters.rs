@@ -50,9 +50,7 @@ pub fn apply(plan: LogicalPlan) -> LogicalPlan {
     match plan {
         LogicalPlan::Filter { input, predicate } => match *input {
             join @ LogicalPlan::Join { .. } => {
-                let mut conjuncts = Vec::new();
-                split_and(predicate, &mut conjuncts);
-                let (join, above) = filter_join(join, conjuncts);
+                let (join, above) = filter_join(join, predicate.into_conjuncts());
                 with_filter(apply(join), above)
             }
             LogicalPlan::Project {
@@ -189,10 +187,7 @@ fn filter_join(join: LogicalPlan, conjuncts: Vec<Expr>) -> (LogicalPlan, Vec<Exp
             _ => above.push(c),
         }
     }
-    let mut residual_conjuncts = Vec::new();
-    if let Some(r) = residual {
-        split_and(r, &mut residual_conjuncts);
-    }
+    let mut residual_conjuncts = residual.map(Expr::into_conjuncts).unwrap_or_default();
     for c in to_join {
         match key_pair(&c, nl, &schema) {
             Some((l, r)) if !left_keys.iter().zip(&right_keys).any(|p| p == (&l, &r)) => {
@@ -209,7 +204,7 @@ fn filter_join(join: LogicalPlan, conjuncts: Vec<Expr>) -> (LogicalPlan, Vec<Exp
         kind,
         left_keys,
         right_keys,
-        residual: and_all(residual_conjuncts),
+        residual: Expr::and_all(residual_conjuncts),
         schema,
         hints,
         lookup,
@@ -266,11 +261,7 @@ fn push_join_condition(join: LogicalPlan) -> LogicalPlan {
     };
     let nl = left.schema().len();
     let (mut to_left, mut to_right, mut stay) = (Vec::new(), Vec::new(), Vec::new());
-    let mut conjuncts = Vec::new();
-    if let Some(r) = residual {
-        split_and(r, &mut conjuncts);
-    }
-    for c in conjuncts {
+    for c in residual.map(Expr::into_conjuncts).unwrap_or_default() {
         match reads(&c, nl) {
             Reads::Left if lookup.is_none() && !kind.keeps_left() => to_left.push(c),
             Reads::Right if lookup.is_none() && !kind.keeps_right() => {
@@ -285,7 +276,7 @@ fn push_join_condition(join: LogicalPlan) -> LogicalPlan {
         kind,
         left_keys,
         right_keys,
-        residual: and_all(stay),
+        residual: Expr::and_all(stay),
         schema,
         hints,
         lookup,
@@ -295,7 +286,7 @@ fn push_join_condition(join: LogicalPlan) -> LogicalPlan {
 /// `input` filtered by the conjuncts (itself when there are none); one
 /// filter, when `input` is a filter already.
 fn with_filter(input: LogicalPlan, conjuncts: Vec<Expr>) -> LogicalPlan {
-    let Some(extra) = and_all(conjuncts) else {
+    let Some(extra) = Expr::and_all(conjuncts) else {
         return input;
     };
     match input {
@@ -307,21 +298,5 @@ fn with_filter(input: LogicalPlan, conjuncts: Vec<Expr>) -> LogicalPlan {
             input: Box::new(other),
             predicate: extra,
         },
-    }
-}
-
-fn and_all(conjuncts: Vec<Expr>) -> Option<Expr> {
-    conjuncts
-        .into_iter()
-        .reduce(|a, b| Expr::bin(BinOp::And, a, b))
-}
-
-fn split_and(e: Expr, out: &mut Vec<Expr>) {
-    match e {
-        Expr::Binary(BinOp::And, l, r) => {
-            split_and(*l, out);
-            split_and(*r, out);
-        }
-        other => out.push(other),
     }
 }

@@ -32,8 +32,7 @@ pub fn interval_bounds(
     catalog: &dyn CatalogView,
 ) -> Option<IntervalBounds> {
     let lw = left.schema().len();
-    let mut conjuncts = Vec::new();
-    split_and(condition, &mut conjuncts);
+    let conjuncts = condition.conjuncts();
     let (mut lower, mut upper, mut cols) = (None::<i64>, None::<i64>, None);
     for c in conjuncts {
         let Expr::Binary(op, a, b) = c else { continue };
@@ -75,16 +74,6 @@ pub fn interval_bounds(
         lower,
         upper,
     })
-}
-
-fn split_and<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
-    match e {
-        Expr::Binary(BinOp::And, a, b) => {
-            split_and(a, out);
-            split_and(b, out);
-        }
-        e => out.push(e),
-    }
 }
 
 /// `a op b` as `b op' a`.

@@ -50,7 +50,7 @@ use crate::logical::{AggCall, AggFunc, Field, InsertStatement, JoinKind, Logical
 use crate::logical_rewrite;
 use operators::agg::{AggKind, AggSpec};
 use operators::changelog::SinkEncoding;
-use operators::expr::{BinOp, Expr};
+use operators::expr::Expr;
 use operators::join::JoinStateLayout;
 use operators::join::JoinType;
 use operators::rank::deduplicate::{DedupOrder, Keep};
@@ -452,10 +452,11 @@ fn lookup_join(
     let cache = crate::lookup_options::partial_cache(&def.options)
         .map_err(|e| PlanError::config(format!("table '{table}': {e}")))?;
     let lw = probe.schema.len();
-    let mut conjuncts = Vec::new();
-    if let Some(r) = residual {
-        split_conjuncts(r, &mut conjuncts);
-    }
+    let conjuncts: Vec<Expr> = residual
+        .iter()
+        .flat_map(|r| r.conjuncts())
+        .cloned()
+        .collect();
     let (on_table, rest): (Vec<Expr>, Vec<Expr>) = conjuncts.into_iter().partition(|c| {
         let mut cols = Vec::new();
         c.columns(&mut cols);
@@ -484,7 +485,7 @@ fn lookup_join(
             "Temporal table join requires an equality condition on fields of table [default_catalog.default_database.{table}]: no column of '{table}' equals a column of the left input or a constant of its type"
         )));
     }
-    let and = |v: Vec<Expr>| v.into_iter().reduce(|a, b| Expr::bin(BinOp::And, a, b));
+    let and = Expr::and_all;
     let join_type = match kind {
         JoinKind::Inner => JoinType::Inner,
         JoinKind::Left => JoinType::Left,
@@ -513,16 +514,6 @@ fn lookup_join(
         unique_key,
         config.parallelism(),
     ))
-}
-
-fn split_conjuncts(e: &Expr, out: &mut Vec<Expr>) {
-    match e {
-        Expr::Binary(BinOp::And, l, r) => {
-            split_conjuncts(l, out);
-            split_conjuncts(r, out);
-        }
-        other => out.push(other.clone()),
-    }
 }
 
 /// A join of two windowed inputs (window TVFs, or window aggregates, with

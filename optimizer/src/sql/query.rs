@@ -308,8 +308,7 @@ impl<'a> QueryBinder<'a> {
                     predicate: t.expr,
                 };
             } else {
-                let mut conjuncts = Vec::new();
-                split_and(t.expr, &mut conjuncts);
+                let conjuncts = t.expr.into_conjuncts();
                 plan = Self::comma_joins(plan, comma_inputs, &scope.fields, conjuncts, &hints)?;
             }
         } else if let Some((_, _, rel)) = comma_inputs.first() {
@@ -860,10 +859,7 @@ impl<'a> QueryBinder<'a> {
             };
             width = end;
         }
-        if let Some(predicate) = conjuncts
-            .into_iter()
-            .reduce(|a, b| Expr::bin(BinOp::And, a, b))
-        {
+        if let Some(predicate) = Expr::and_all(conjuncts) {
             plan = LogicalPlan::Filter {
                 input: Box::new(plan),
                 predicate,
@@ -978,21 +974,14 @@ impl<'a> QueryBinder<'a> {
             group_window: None,
         };
         let cond = Ctx::plain(&scope, "ON").bind_predicate(on)?;
-        let mut conjuncts = Vec::new();
-        split_and(cond.expr, &mut conjuncts);
+        let conjuncts = cond.expr.into_conjuncts();
         let keys = match &system_time {
             // A lookup may be keyed by constants alone (`ON d.id = 1`): no
             // column pair, the whole condition left to the planner.
             Some(_) if super::lookup_join::constant_key(&conjuncts, nl) => {
                 match join_keys(conjuncts.clone(), nl, &scope.fields) {
                     Ok(k) => Ok(k),
-                    Err(_) => Ok((
-                        Vec::new(),
-                        Vec::new(),
-                        conjuncts
-                            .into_iter()
-                            .reduce(|a, b| Expr::bin(BinOp::And, a, b)),
-                    )),
+                    Err(_) => Ok((Vec::new(), Vec::new(), Expr::and_all(conjuncts))),
                 }
             }
             _ => join_keys(conjuncts, nl, &scope.fields),
@@ -1098,20 +1087,7 @@ fn join_keys(
     if left_keys.is_empty() {
         return Err(mismatched);
     }
-    let residual = residual
-        .into_iter()
-        .reduce(|a, b| Expr::bin(BinOp::And, a, b));
-    Ok((left_keys, right_keys, residual))
-}
-
-fn split_and(e: Expr, out: &mut Vec<Expr>) {
-    match e {
-        Expr::Binary(BinOp::And, l, r) => {
-            split_and(*l, out);
-            split_and(*r, out);
-        }
-        other => out.push(other),
-    }
+    Ok((left_keys, right_keys, Expr::and_all(residual)))
 }
 
 fn compatible(query: DataType, sink: DataType) -> bool {
