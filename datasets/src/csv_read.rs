@@ -38,7 +38,6 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use operators::{Change, DataType, RowKind, Value};
 
@@ -699,7 +698,7 @@ pub(crate) fn parse_field(text: &[u8], ty: DataType) -> Result<Value, &'static s
     }
     if ty == DataType::String {
         return std::str::from_utf8(text)
-            .map(|s| Value::Str(Arc::from(s)))
+            .map(Value::str)
             .map_err(|_| "STRING (UTF-8 text)");
     }
     let trimmed = text.trim_ascii();

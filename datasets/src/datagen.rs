@@ -48,7 +48,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Arc;
 
 use operators::exec::ChangeSource;
 use operators::operator::OpResult;
@@ -225,7 +224,7 @@ impl FieldGen {
                         left -= 1;
                     }
                 }
-                Value::Str(Arc::from(text.as_str()))
+                Value::str(text.as_str())
             }
         }
     }
@@ -235,7 +234,7 @@ fn int_string(text: &mut String, v: i64) -> Value {
     text.clear();
     // Writing into a String cannot fail.
     let _ = write!(text, "{v}");
-    Value::Str(Arc::from(text.as_str()))
+    Value::str(text.as_str())
 }
 
 /// The options of one column, by property.

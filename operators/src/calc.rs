@@ -21,8 +21,13 @@ pub struct CalcOperator {
 /// How a row is projected.
 enum Projection {
     Identity,
-    /// Plain columns in increasing order: the row compacted in place.
-    Retain(Vec<usize>),
+    /// Plain columns in increasing order: the row compacted in place; the
+    /// first `stay` of them are already in their place (a Calc between
+    /// joins drops a column near the end of a wide row).
+    Retain {
+        cols: Vec<usize>,
+        stay: usize,
+    },
     /// Plain columns, each once: their values moved into a new row.
     Move(Vec<usize>),
     /// Anything else: each expression evaluated.
@@ -42,7 +47,14 @@ impl Projection {
             })
             .collect();
         match columns {
-            Some(cols) if cols.windows(2).all(|w| w[0] < w[1]) => Projection::Retain(cols),
+            Some(cols) if cols.windows(2).all(|w| w[0] < w[1]) => {
+                let stay = cols
+                    .iter()
+                    .enumerate()
+                    .take_while(|(j, &c)| *j == c)
+                    .count();
+                Projection::Retain { cols, stay }
+            }
             Some(cols) if distinct(&cols) => Projection::Move(cols),
             _ => Projection::Exprs(exprs),
         }
@@ -51,9 +63,9 @@ impl Projection {
     fn apply(&self, mut row: Row) -> Row {
         match self {
             Projection::Identity => row,
-            Projection::Retain(cols) => {
+            Projection::Retain { cols, stay } => {
                 // Increasing, so column `c` is at or after slot `j`.
-                for (j, &c) in cols.iter().enumerate() {
+                for (j, &c) in cols.iter().enumerate().skip(*stay) {
                     row.swap(j, c);
                 }
                 row.truncate(cols.len());

@@ -22,7 +22,6 @@
 //! Speed: one draw and the row `Vec` per row; colour names are shared strings.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use operators::{Change, DataType, Value};
 use rand::RngCore;
@@ -109,7 +108,7 @@ impl ColorsSource {
             remaining: total,
             hot_share: if colors == 1 { 1.0 } else { hot_share },
             names: (0..colors as usize)
-                .map(|i| Value::Str(Arc::from(color_name(i).as_str())))
+                .map(|i| Value::str(&color_name(i)))
                 .collect(),
             rng: LabRng::seed_from(seed, STREAM),
         })

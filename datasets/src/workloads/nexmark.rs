@@ -76,8 +76,8 @@
 //! and a few strings per event of the table's kind, a few integer
 //! operations per event of another kind.
 
+use operators::value::SmolStr;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use operators::{Change, DataType, Value};
 use rand::RngCore;
@@ -301,12 +301,12 @@ impl NexmarkConfig {
 struct Texts {
     /// The reference's reusable random string `extra` is cut from.
     extra: Box<str>,
-    names: Vec<Arc<str>>,
-    cities: Vec<Arc<str>>,
-    states: Vec<Arc<str>>,
+    names: Vec<SmolStr>,
+    cities: Vec<SmolStr>,
+    states: Vec<SmolStr>,
     /// Channel name and URL: the four hot ones, then `channel-0..9999`
     /// (only for a bid table).
-    channels: Vec<(Arc<str>, Arc<str>)>,
+    channels: Vec<(SmolStr, SmolStr)>,
 }
 
 /// One Nexmark table: the events of one kind, in stream order.
@@ -420,8 +420,8 @@ impl NexmarkConfig {
     }
 }
 
-fn arcs(items: impl Iterator<Item = String>) -> Vec<Arc<str>> {
-    items.map(|s| Arc::from(s.as_str())).collect()
+fn arcs(items: impl Iterator<Item = String>) -> Vec<SmolStr> {
+    items.map(|s| SmolStr::from(s.as_str())).collect()
 }
 
 impl NexmarkSource {
@@ -468,9 +468,14 @@ impl NexmarkSource {
         push_lowercase(&mut extra, REUSABLE_EXTRA_LENGTH, &mut words);
         let channels = if kind == EventKind::Bid {
             let mut url_words = SplitMix(mix(key, &[2]));
-            let mut channels: Vec<(Arc<str>, Arc<str>)> = HOT_CHANNELS
+            let mut channels: Vec<(SmolStr, SmolStr)> = HOT_CHANNELS
                 .iter()
-                .map(|c| (Arc::from(*c), Arc::from(base_url(&mut url_words).as_str())))
+                .map(|c| {
+                    (
+                        SmolStr::from(*c),
+                        SmolStr::from(base_url(&mut url_words).as_str()),
+                    )
+                })
                 .collect();
             for i in 0..CHANNELS {
                 let mut url = base_url(&mut url_words);
@@ -480,7 +485,10 @@ impl NexmarkSource {
                     let id = (i as i32).reverse_bits().wrapping_abs();
                     url.push_str(&format!("&channel_id={id}"));
                 }
-                channels.push((Arc::from(format!("channel-{i}").as_str()), Arc::from(url)));
+                channels.push((
+                    SmolStr::from(format!("channel-{i}").as_str()),
+                    SmolStr::from(url),
+                ));
             }
             channels
         } else {

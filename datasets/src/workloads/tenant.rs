@@ -49,7 +49,6 @@
 //! per row.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use operators::{Change, DataType, Value};
 use rand::RngCore;
@@ -263,7 +262,7 @@ impl TenantSource {
         let mut row = Vec::with_capacity(BASE_SCHEMA.len() + self.extra_columns);
         row.push(Value::Int(tenant as i64));
         row.push(Value::Int(row_id as i64));
-        row.push(Value::Str(Arc::from(self.text.as_str())));
+        row.push(Value::str(self.text.as_str()));
         for _ in 0..self.extra_columns {
             row.push(Value::Int(below(words.next_word(), EXTRA_RANGE) as i64));
         }

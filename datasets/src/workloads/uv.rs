@@ -23,7 +23,6 @@
 //! Speed: three draws and the row `Vec` per row; flags are shared strings.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use operators::{Change, DataType, Value};
 use rand::RngCore;
@@ -126,7 +125,7 @@ impl UvSource {
             hot_day_share: if days == 1 { 1.0 } else { hot_day_share },
             users,
             flags: Categorical::new(&weights),
-            flag_values: FLAGS.map(|f| Value::Str(Arc::from(f))),
+            flag_values: FLAGS.map(Value::str),
             day_rng: LabRng::seed_from(seed, STREAM),
             user_rng: LabRng::seed_from(seed, STREAM + 1),
             flag_rng: LabRng::seed_from(seed, STREAM + 2),

@@ -242,22 +242,19 @@ impl JoinSideState {
 
     /// Adds one copy of `row` (with its associations, on an outer side).
     pub fn add(&mut self, key: &[Value], row: &[Value], associations: i64) -> OpResult<()> {
-        match &self.layout {
-            JoinStateLayout::NoUniqueKey => self.add_counted(key, row, associations),
-            _ => {
-                let mut v = Row::with_capacity(row.len() + self.outer as usize);
-                extend_copy(&mut v, row);
-                self.add_owned(key, v, associations)
-            }
-        }
+        // Room for the associations, which a stored row carries last.
+        let extra = self.outer && self.layout != JoinStateLayout::NoUniqueKey;
+        let mut v = Row::with_capacity(row.len() + extra as usize);
+        extend_copy(&mut v, row);
+        self.add_owned(key, v, associations)
     }
 
-    /// [`JoinSideState::add`] of a row the caller gives up: a layout that
-    /// stores the row as a value (`JoinKeyContainsUniqueKey`,
-    /// `HasUniqueKey`) keeps it instead of a copy.
+    /// [`JoinSideState::add`] of a row the caller gives up: the state keeps
+    /// it (as the value, or on `NoUniqueKey` as the user key) instead of a
+    /// copy.
     pub fn add_owned(&mut self, key: &[Value], mut row: Row, associations: i64) -> OpResult<()> {
         if self.layout == JoinStateLayout::NoUniqueKey {
-            return self.add_counted(key, &row, associations);
+            return self.add_counted(key, row, associations);
         }
         if self.outer {
             row.push(Value::Int(associations));
@@ -273,19 +270,28 @@ impl JoinSideState {
         Ok(())
     }
 
-    /// `NoUniqueKey`: one more copy of `row`, stored under the row itself.
-    fn add_counted(&mut self, key: &[Value], row: &[Value], associations: i64) -> OpResult<()> {
+    /// `NoUniqueKey`: one more copy of `row`, stored under the row itself
+    /// as `[count]` (`[count, associations]` on an outer side).
+    fn add_counted(&mut self, key: &[Value], row: Row, associations: i64) -> OpResult<()> {
         let outer = self.outer;
         let Store::Map(s) = &mut self.store else {
             unreachable!("a NoUniqueKey side keeps map state")
         };
-        Maps::of(s, &mut self.image).modify(key, row, |slot| {
-            let count = slot.as_ref().and_then(|v| v[0].as_int()).unwrap_or(0) + 1;
-            let mut v = vec![Value::Int(count)];
-            if outer {
-                v.push(Value::Int(associations));
+        Maps::of(s, &mut self.image).modify_owned(key, row, |slot| match slot {
+            Some(v) => {
+                v[0] = Value::Int(v[0].as_int().unwrap_or(0) + 1);
+                if outer {
+                    v[1] = Value::Int(associations);
+                }
             }
-            *slot = Some(v);
+            None => {
+                let mut v = Row::with_capacity(1 + outer as usize);
+                v.push(Value::Int(1));
+                if outer {
+                    v.push(Value::Int(associations));
+                }
+                *slot = Some(v);
+            }
         })?;
         Ok(())
     }

@@ -98,6 +98,17 @@ impl Maps<'_> {
             Maps::Image(i) => Ok(i.modify(key, ukey, f)),
         }
     }
+    pub(crate) fn modify_owned<R>(
+        &mut self,
+        key: &[Value],
+        ukey: Row,
+        f: impl FnOnce(&mut Option<Row>) -> R,
+    ) -> StateResult<R> {
+        match self {
+            Maps::State(s) => s.modify_owned(key, ukey, f),
+            Maps::Image(i) => Ok(i.modify(key, &ukey, f)),
+        }
+    }
     pub(crate) fn for_each(
         &mut self,
         key: &[Value],

@@ -9,7 +9,6 @@
 //! two backends report identical byte counts.
 
 use crate::value::{Row, Value};
-use std::sync::Arc;
 
 const NULL: u8 = 0;
 const FALSE: u8 = 1;
@@ -116,7 +115,7 @@ fn decode_value(bytes: &[u8], pos: &mut usize) -> Option<Value> {
             let len = str_len(bytes, pos)?;
             let s = std::str::from_utf8(bytes.get(*pos..*pos + len)?).ok()?;
             *pos += len;
-            Value::Str(Arc::from(s))
+            Value::str(s)
         }
         _ => return None,
     })

@@ -25,6 +25,7 @@
 use super::codec::row_len;
 use super::{StateMetrics, StateReport, StateResult};
 use crate::value::{Row, Value};
+use hashbrown::hash_map::EntryRef;
 use std::hash::BuildHasher;
 
 pub type FixedState = foldhash::fast::FixedState;
@@ -1005,6 +1006,31 @@ impl Entries {
     }
 }
 
+/// The user key of a map access: lent by the caller, or given up (kept by
+/// an entry the access adds, copied by nothing).
+enum UserKey<'a> {
+    Borrowed(&'a [Value]),
+    Owned(Row),
+}
+
+impl UserKey<'_> {
+    #[inline]
+    fn as_slice(&self) -> &[Value] {
+        match self {
+            UserKey::Borrowed(k) => k,
+            UserKey::Owned(k) => k,
+        }
+    }
+
+    #[inline]
+    fn into_row(self) -> Row {
+        match self {
+            UserKey::Borrowed(k) => k.to_vec(),
+            UserKey::Owned(k) => k,
+        }
+    }
+}
+
 pub struct HeapMapState {
     name: String,
     map: Map<Row, Entries>,
@@ -1047,7 +1073,9 @@ impl HeapMapState {
     }
 
     pub fn put(&mut self, key: &[Value], ukey: &[Value], value: Row) -> StateResult<()> {
-        self.modify_counted(key, ukey, false, |slot| *slot = Some(value))
+        self.modify_counted(key, UserKey::Borrowed(ukey), false, |slot| {
+            *slot = Some(value)
+        })
     }
 
     pub fn delete(&mut self, key: &[Value], ukey: &[Value]) -> StateResult<()> {
@@ -1070,14 +1098,26 @@ impl HeapMapState {
         ukey: &[Value],
         f: impl FnOnce(&mut Option<Row>) -> R,
     ) -> StateResult<R> {
-        self.modify_counted(key, ukey, true, f)
+        self.modify_counted(key, UserKey::Borrowed(ukey), true, f)
+    }
+
+    /// [`HeapMapState::modify`] with the user key given up: an entry it
+    /// adds keeps `ukey` instead of a copy (a join side without a unique
+    /// key stores each row under the row itself).
+    pub fn modify_owned<R>(
+        &mut self,
+        key: &[Value],
+        ukey: Row,
+        f: impl FnOnce(&mut Option<Row>) -> R,
+    ) -> StateResult<R> {
+        self.modify_counted(key, UserKey::Owned(ukey), true, f)
     }
 
     /// Shared by `put` (no read counted) and `modify` (one read).
     fn modify_counted<R>(
         &mut self,
         key: &[Value],
-        ukey: &[Value],
+        ukey: UserKey<'_>,
         count_read: bool,
         f: impl FnOnce(&mut Option<Row>) -> R,
     ) -> StateResult<R> {
@@ -1085,21 +1125,26 @@ impl HeapMapState {
         if count_read {
             m.reads += 1;
         }
-        let prefix = (row_len(key) + row_len(ukey)) as i64;
-        let Some(inner) = self.map.get_mut(key) else {
-            // A new key: its first entry needs no table.
-            let mut slot = None;
-            let r = f(&mut slot);
-            if let Some(new) = slot {
-                m.writes += 1;
-                m.entries += 1;
-                m.logical_bytes += prefix + row_len(&new) as i64;
-                self.map
-                    .insert(key.to_vec(), Entries::One(ukey.to_vec(), new));
+        let prefix = |ukey: &[Value]| (row_len(key) + row_len(ukey)) as i64;
+        // One lookup of `key` serves the read, the insert of a new key and
+        // the removal of an emptied one.
+        let mut entry = match self.map.entry_ref(key) {
+            EntryRef::Occupied(e) => e,
+            EntryRef::Vacant(e) => {
+                // A new key: its first entry needs no table.
+                let mut slot = None;
+                let r = f(&mut slot);
+                if let Some(new) = slot {
+                    m.writes += 1;
+                    m.entries += 1;
+                    m.logical_bytes += prefix(ukey.as_slice()) + row_len(&new) as i64;
+                    e.insert(Entries::One(ukey.into_row(), new));
+                }
+                return Ok(r);
             }
-            return Ok(r);
         };
-        let r = match inner.get_mut(ukey) {
+        let inner = entry.get_mut();
+        let r = match inner.get_mut(ukey.as_slice()) {
             Some(v) => {
                 let old_len = row_len(v) as i64;
                 let mut slot = Some(std::mem::take(v));
@@ -1113,8 +1158,13 @@ impl HeapMapState {
                     None => {
                         m.deletes += 1;
                         m.entries -= 1;
-                        m.logical_bytes -= prefix + old_len;
-                        inner.remove(ukey);
+                        m.logical_bytes -= prefix(ukey.as_slice()) + old_len;
+                        if inner.len() == 1 {
+                            // Its only entry: the key goes with it.
+                            entry.remove();
+                            return Ok(r);
+                        }
+                        inner.remove(ukey.as_slice());
                     }
                 }
                 r
@@ -1125,14 +1175,14 @@ impl HeapMapState {
                 if let Some(new) = slot {
                     m.writes += 1;
                     m.entries += 1;
-                    m.logical_bytes += prefix + row_len(&new) as i64;
-                    inner.insert(ukey.to_vec(), new);
+                    m.logical_bytes += prefix(ukey.as_slice()) + row_len(&new) as i64;
+                    inner.insert(ukey.into_row(), new);
                 }
                 r
             }
         };
         if inner.is_empty() {
-            self.map.remove(key);
+            entry.remove();
         }
         Ok(r)
     }
@@ -1193,6 +1243,37 @@ mod tests {
         assert!(t
             .find(hash_key(&[Value::Int(0)]), &[Value::Int(0)])
             .is_none());
+    }
+
+    #[test]
+    fn an_owned_user_key_counts_as_a_lent_one() {
+        let (mut lent, mut owned) = (HeapMapState::new("a"), HeapMapState::new("b"));
+        let key = ints(&[1]);
+        let rows = [ints(&[1, 10]), ints(&[1, 20]), ints(&[1, 10])];
+        let bump = |slot: &mut Option<Row>| {
+            let n = slot.as_ref().map_or(0, |v| v[0].as_int().unwrap());
+            *slot = Some(ints(&[n + 1]));
+        };
+        for r in &rows {
+            lent.modify(&key, r, bump).unwrap();
+            owned.modify_owned(&key, r.clone(), bump).unwrap();
+        }
+        // Retract both copies of one row: its entry goes, the key stays.
+        for _ in 0..2 {
+            for s in [&mut lent, &mut owned] {
+                s.modify(&key, &rows[0], |slot| {
+                    let n = slot.as_ref().unwrap()[0].as_int().unwrap() - 1;
+                    *slot = (n > 0).then(|| ints(&[n]));
+                })
+                .unwrap();
+            }
+        }
+        assert_eq!(lent.metrics(), owned.metrics());
+        assert_eq!(owned.metrics().entries, 1);
+        assert_eq!(lent.all_entries(), owned.all_entries());
+        // The last entry takes its key along.
+        owned.delete(&key, &rows[1]).unwrap();
+        assert!(owned.map.is_empty());
     }
 
     #[test]

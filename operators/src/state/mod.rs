@@ -549,7 +549,17 @@ enum MapImpl {
 }
 
 impl MapState {
+    /// Removes entries whose TTL passed; inlined, so that a state without
+    /// a TTL pays one test per access.
+    #[inline]
     fn sweep(&mut self) -> StateResult<()> {
+        if self.ttl.is_none() {
+            return Ok(());
+        }
+        self.sweep_due()
+    }
+
+    fn sweep_due(&mut self) -> StateResult<()> {
         let Some(t) = &mut self.ttl else {
             return Ok(());
         };
@@ -610,6 +620,19 @@ impl MapState {
                 });
                 r
             })),
+        }
+    }
+    /// [`MapState::modify`] with the user key given up: the heap keeps it
+    /// in an entry the access adds instead of a copy.
+    pub fn modify_owned<R>(
+        &mut self,
+        key: &[Value],
+        ukey: Row,
+        f: impl FnOnce(&mut Option<Row>) -> R,
+    ) -> StateResult<R> {
+        match (&mut self.imp, &self.ttl) {
+            (MapImpl::Heap(s), None) => s.modify_owned(key, ukey, f),
+            _ => self.modify(key, &ukey, f),
         }
     }
     /// Visits every live (user key, row) of `key`; order is unspecified.
