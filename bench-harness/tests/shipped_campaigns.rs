@@ -28,7 +28,7 @@ const CHECKED: &[&str] = &[
 
 /// Specs with variants on Flink: `tests/flink_engine.rs` runs them on its
 /// own cluster.
-const ON_FLINK: &[&str] = &["lab-vs-flink", "nexmark"];
+const ON_FLINK: &[&str] = &["lab-vs-flink", "nexmark", "lab-vs-flink-at-scale"];
 
 #[test]
 fn the_checked_campaigns_are_shipped() {
@@ -607,7 +607,24 @@ fn every_other_shipped_spec_runs_quick() {
 /// the report's "Lab and Flink" section sets every query beside Flink.
 #[test]
 fn every_nexmark_lab_variant_has_a_flink_twin() {
-    let text = std::fs::read_to_string(campaigns_dir().join("nexmark.toml")).unwrap();
+    let labs = lab_variants_with_flink_twins("nexmark");
+    assert!(labs >= 20, "{labs} lab variants");
+}
+
+/// The same of the campaign at the engine-speed targets' sizes: every
+/// strategy measured there is set beside Flink's in one run.
+#[test]
+fn every_lab_variant_at_scale_has_a_flink_twin() {
+    let labs = lab_variants_with_flink_twins("lab-vs-flink-at-scale");
+    assert!(labs >= 8, "{labs} lab variants");
+}
+
+/// Checks that campaign `name` holds only `lab-X` variants and their
+/// `flink-X` twins (same sinks and configuration, Flink-only keys aside,
+/// checkpointing so that Flink's state size is reported); returns the
+/// number of lab variants.
+fn lab_variants_with_flink_twins(name: &str) -> usize {
+    let text = std::fs::read_to_string(campaigns_dir().join(format!("{name}.toml"))).unwrap();
     let spec: toml::Table = text.parse().unwrap();
     let variants = spec["variants"].as_table().unwrap();
     let shared = |v: &toml::Value| -> toml::Table {
@@ -617,25 +634,25 @@ fn every_nexmark_lab_variant_has_a_flink_twin() {
         t
     };
     let mut labs = 0;
-    for (name, lab) in variants {
-        let Some(query) = name.strip_prefix("lab-") else {
+    for (variant, lab) in variants {
+        let Some(query) = variant.strip_prefix("lab-") else {
             continue;
         };
         labs += 1;
         let twin = format!("flink-{query}");
         let flink = variants
             .get(&twin)
-            .unwrap_or_else(|| panic!("{name} has no {twin}"));
-        assert_eq!(shared(lab), shared(flink), "{name} and {twin} differ");
+            .unwrap_or_else(|| panic!("{variant} has no {twin}"));
+        assert_eq!(shared(lab), shared(flink), "{variant} and {twin} differ");
         assert!(
             flink.get("flink").is_some(),
             "{twin} checkpoints (its state size comes from the final checkpoint)"
         );
     }
-    assert!(labs >= 20, "{labs} lab variants");
     assert_eq!(
         variants.len(),
         2 * labs,
-        "every variant is a lab or a Flink twin"
+        "every variant of {name} is a lab variant or a Flink twin"
     );
+    labs
 }
