@@ -94,16 +94,23 @@ fn acc_bytes(n: i64, sum: i64, out: &mut Vec<u8>) {
     );
 }
 
-/// One `get` and one `put` per record of the operator's key and value
-/// bytes on a fresh database with the lab's options, WAL off: what the
-/// backend costs with nothing of the operator around it. The new value is
-/// built from the old one's count (read in place) and the record.
-fn rocksdb_get_put(data: &[Change]) -> usize {
+/// A fresh database with the lab's options and one column family, `acc`,
+/// for the floors (its directory goes when the first value is dropped).
+fn open_floor_db() -> (tempfile::TempDir, rocksdb::DB) {
     let dir = tempfile::tempdir().unwrap();
     let mut opts = RocksDbOptions::default().to_rocksdb();
     opts.create_if_missing(true);
     opts.create_missing_column_families(true);
     let db = rocksdb::DB::open_cf(&opts, dir.path(), ["acc"]).unwrap();
+    (dir, db)
+}
+
+/// One `get` and one `put` per record of the operator's key and value
+/// bytes on a fresh database with the lab's options, WAL off: what the
+/// backend costs with nothing of the operator around it. The new value is
+/// built from the old one's count (read in place) and the record.
+fn rocksdb_get_put(data: &[Change]) -> usize {
+    let (_dir, db) = open_floor_db();
     let cf = db.cf_handle("acc").unwrap();
     let wo = write_options();
     let (mut key, mut value) = (Vec::with_capacity(16), Vec::with_capacity(64));
@@ -133,11 +140,7 @@ fn rocksdb_get_put(data: &[Change]) -> usize {
 /// asynchronous state does on RocksDB. Its rate over `rocksdb_get_put`'s
 /// is what batching can buy on this backend at all.
 fn rocksdb_multi_get_write_batch(data: &[Change]) -> usize {
-    let dir = tempfile::tempdir().unwrap();
-    let mut opts = RocksDbOptions::default().to_rocksdb();
-    opts.create_if_missing(true);
-    opts.create_missing_column_families(true);
-    let db = rocksdb::DB::open_cf(&opts, dir.path(), ["acc"]).unwrap();
+    let (_dir, db) = open_floor_db();
     let cf = db.cf_handle("acc").unwrap();
     let wo = write_options();
     let mut found = 0;
