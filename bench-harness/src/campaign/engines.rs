@@ -286,7 +286,9 @@ pub(super) fn section(spec: &Spec, data: &Data) -> Option<String> {
          runs from the job's start (deployment included) to its sinks' end of input; the lab's \
          from its first source read. Changelog rows: whether the sinks received as many rows on \
          both engines (joins of several changing inputs may differ: Flink reads inputs \
-         concurrently).\n"
+         concurrently, the lab in turns); when they differ, the engines did different work, and \
+         the lab's speed per changelog row over Flink's is the ratio times the lab's rows over \
+         Flink's.\n"
     );
     let _ = writeln!(
         s,
@@ -300,22 +302,18 @@ pub(super) fn section(spec: &Spec, data: &Data) -> Option<String> {
                     data.spread(*point, &v.name, &sink, tp)
                         .map_or("–".to_string(), |sp| cells::spread(&sp, tp))
                 };
-                let ratio = data
-                    .ratio(*point, &t.flink.name, &t.lab.name, &sink, tp)
-                    .map_or("–".to_string(), |r| cells::ratio(&r));
+                let speed = data.ratio(*point, &t.flink.name, &t.lab.name, &sink, tp);
+                let ratio = speed.as_ref().map_or("–".to_string(), cells::ratio);
                 let count = |v: &Variant| {
                     data.spread(*point, &v.name, &sink, rows)
                         .map(|sp| sp.median)
                 };
-                let counts = match (count(t.lab), count(t.flink)) {
-                    (Some(a), Some(b)) if a == b => {
-                        format!("equal ({})", rows.format(a))
-                    }
-                    (Some(a), Some(b)) => {
-                        format!("lab {}, Flink {}", rows.format(a), rows.format(b))
-                    }
-                    _ => "–".to_string(),
-                };
+                let counts = changelog_cell(
+                    rows,
+                    count(t.lab),
+                    count(t.flink),
+                    speed.map(|r| r.estimate),
+                );
                 let _ = writeln!(
                     s,
                     "| {} | {} | `{}`, `{}` | {} | {} | {} | {} |",
@@ -484,6 +482,28 @@ pub(super) fn agreement_text(spec: &Spec, data: &Data) -> Option<String> {
     Some(s)
 }
 
+/// The "changelog rows" cell of the speed table: `equal (N)`, or both
+/// medians and the lab's speed per changelog row over Flink's (`speed`,
+/// the throughput ratio, times the lab's rows over Flink's).
+fn changelog_cell(
+    rows: &Metric,
+    lab: Option<f64>,
+    flink: Option<f64>,
+    speed: Option<f64>,
+) -> String {
+    match (lab, flink) {
+        (Some(a), Some(b)) if a == b => format!("equal ({})", rows.format(a)),
+        (Some(a), Some(b)) => {
+            let per_row = match speed {
+                Some(r) if b > 0.0 => format!("; per row {:.2}×", r * a / b),
+                _ => String::new(),
+            };
+            format!("lab {}, Flink {}{per_row}", rows.format(a), rows.format(b))
+        }
+        _ => "–".to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,6 +516,24 @@ mod tests {
             n,
             t_test,
         }
+    }
+
+    #[test]
+    fn unequal_changelogs_get_the_speed_per_row() {
+        let rows = metric("changelog_rows").unwrap();
+        assert_eq!(
+            changelog_cell(rows, Some(5.0), Some(5.0), Some(2.0)),
+            "equal (5)"
+        );
+        assert_eq!(
+            changelog_cell(rows, Some(2_850_000.0), Some(735_000.0), Some(2.65)),
+            "lab 2.85M, Flink 735k; per row 10.28×"
+        );
+        assert_eq!(
+            changelog_cell(rows, Some(8.0), Some(4.0), None),
+            "lab 8, Flink 4"
+        );
+        assert_eq!(changelog_cell(rows, None, Some(4.0), None), "–");
     }
 
     #[test]
