@@ -23,7 +23,7 @@
 //! Map states are `hashbrown` maps of maps.
 
 use super::codec::row_len;
-use super::{StateMetrics, StateReport, StateResult};
+use super::{count_delete, count_write, StateMetrics, StateReport, StateResult};
 use crate::value::{Row, Value};
 use hashbrown::hash_map::EntryRef;
 use std::hash::BuildHasher;
@@ -1125,7 +1125,7 @@ impl HeapMapState {
         if count_read {
             m.reads += 1;
         }
-        let prefix = |ukey: &[Value]| (row_len(key) + row_len(ukey)) as i64;
+        let prefix = |ukey: &[Value]| row_len(key) + row_len(ukey);
         // One lookup of `key` serves the read, the insert of a new key and
         // the removal of an emptied one.
         let mut entry = match self.map.entry_ref(key) {
@@ -1135,9 +1135,7 @@ impl HeapMapState {
                 let mut slot = None;
                 let r = f(&mut slot);
                 if let Some(new) = slot {
-                    m.writes += 1;
-                    m.entries += 1;
-                    m.logical_bytes += prefix(ukey.as_slice()) + row_len(&new) as i64;
+                    count_write(m, prefix(ukey.as_slice()), row_len(&new), None);
                     e.insert(Entries::One(ukey.into_row(), new));
                 }
                 return Ok(r);
@@ -1146,19 +1144,17 @@ impl HeapMapState {
         let inner = entry.get_mut();
         let r = match inner.get_mut(ukey.as_slice()) {
             Some(v) => {
-                let old_len = row_len(v) as i64;
+                let old_len = row_len(v);
                 let mut slot = Some(std::mem::take(v));
                 let r = f(&mut slot);
                 match slot {
                     Some(new) => {
                         m.writes += 1;
-                        m.logical_bytes += row_len(&new) as i64 - old_len;
+                        m.logical_bytes += row_len(&new) as i64 - old_len as i64;
                         *v = new;
                     }
                     None => {
-                        m.deletes += 1;
-                        m.entries -= 1;
-                        m.logical_bytes -= prefix(ukey.as_slice()) + old_len;
+                        count_delete(m, prefix(ukey.as_slice()), Some(old_len));
                         if inner.len() == 1 {
                             // Its only entry: the key goes with it.
                             entry.remove();
@@ -1173,9 +1169,7 @@ impl HeapMapState {
                 let mut slot = None;
                 let r = f(&mut slot);
                 if let Some(new) = slot {
-                    m.writes += 1;
-                    m.entries += 1;
-                    m.logical_bytes += prefix(ukey.as_slice()) + row_len(&new) as i64;
+                    count_write(m, prefix(ukey.as_slice()), row_len(&new), None);
                     inner.insert(ukey.into_row(), new);
                 }
                 r

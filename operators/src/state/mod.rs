@@ -76,6 +76,28 @@ impl BackendKind {
     }
 }
 
+/// Counts a write of a `len`-byte value under a `key_len`-byte key over a
+/// value of `old` bytes (`None`: absent).
+pub(crate) fn count_write(m: &mut StateMetrics, key_len: usize, len: usize, old: Option<usize>) {
+    m.writes += 1;
+    match old {
+        Some(l) => m.logical_bytes += len as i64 - l as i64,
+        None => {
+            m.entries += 1;
+            m.logical_bytes += (key_len + len) as i64;
+        }
+    }
+}
+
+/// Counts a delete of a `key_len`-byte key whose value had `old` bytes.
+pub(crate) fn count_delete(m: &mut StateMetrics, key_len: usize, old: Option<usize>) {
+    m.deletes += 1;
+    if let Some(l) = old {
+        m.entries -= 1;
+        m.logical_bytes -= (key_len + l) as i64;
+    }
+}
+
 /// Access counters and live size of one state handle.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StateMetrics {

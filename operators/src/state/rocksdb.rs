@@ -38,7 +38,7 @@
 
 use super::codec::{decode_all, decode_all_into, decode_into, encode_into};
 use super::rocksdb_options::RocksDbOptions;
-use super::{StateError, StateMetrics, StateReport, StateResult};
+use super::{count_delete, count_write, StateError, StateMetrics, StateReport, StateResult};
 use crate::value::{Row, Value};
 use rocksdb::{
     BoundColumnFamily, DBWithThreadMode, MultiThreaded, Options, WriteBatch, WriteOptions,
@@ -327,28 +327,6 @@ impl LiveIndex {
     fn remove(&mut self, key: &[u8]) -> Option<usize> {
         let found = self.0.find_entry(key_hash(key), |s| s.key() == key);
         found.ok().map(|e| e.remove().0.len() as usize)
-    }
-}
-
-/// Counts a write of a `len`-byte value under a `key_len`-byte key over a
-/// value of `old` bytes (`None`: absent).
-fn count_write(m: &mut StateMetrics, key_len: usize, len: usize, old: Option<usize>) {
-    m.writes += 1;
-    match old {
-        Some(l) => m.logical_bytes += len as i64 - l as i64,
-        None => {
-            m.entries += 1;
-            m.logical_bytes += (key_len + len) as i64;
-        }
-    }
-}
-
-/// Counts a delete of a `key_len`-byte key whose value had `old` bytes.
-fn count_delete(m: &mut StateMetrics, key_len: usize, old: Option<usize>) {
-    m.deletes += 1;
-    if let Some(l) = old {
-        m.entries -= 1;
-        m.logical_bytes -= (key_len + l) as i64;
     }
 }
 
