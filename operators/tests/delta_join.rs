@@ -718,6 +718,7 @@ fn executor_with_read_ahead_matches_the_batch_join() {
                 deterministic_clock: false,
                 watermark_interval_ms: 200,
                 source_idle_timeout_ms: 0,
+                breadth_first: false,
             })
             .unwrap();
         let report = job.run(&mut |_| {}).unwrap();

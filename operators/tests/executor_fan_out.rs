@@ -78,6 +78,7 @@ fn a_source_feeding_two_sinks_is_read_once() {
                 deterministic_clock: false,
                 watermark_interval_ms: 200,
                 source_idle_timeout_ms: 0,
+                breadth_first: false,
             })
             .unwrap();
         let report = job.run(&mut |_| {}).unwrap();
@@ -128,6 +129,7 @@ fn a_sink_nothing_feeds_is_an_error() {
         deterministic_clock: false,
         watermark_interval_ms: 200,
         source_idle_timeout_ms: 0,
+        breadth_first: false,
     };
     let err = job.build(options).err().expect("refused");
     assert!(err.contains("sink 1 (b) is not fed"), "{err}");

@@ -95,6 +95,7 @@ fn run(read_ahead: bool, mini_batch: bool) -> (Vec<Row>, usize) {
         deterministic_clock: false,
         watermark_interval_ms: 200,
         source_idle_timeout_ms: 0,
+        breadth_first: false,
     };
     let mut job = {
         job.add_sink("sink", sink);

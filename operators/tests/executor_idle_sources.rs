@@ -163,6 +163,7 @@ fn run_graph(
             deterministic_clock: true,
             watermark_interval_ms: 0,
             source_idle_timeout_ms: idle_timeout_ms,
+            breadth_first: false,
         })
         .unwrap();
     job.run(&mut |_| {}).unwrap();

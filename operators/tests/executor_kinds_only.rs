@@ -86,6 +86,7 @@ fn build(
         deterministic_clock: false,
         watermark_interval_ms: 200,
         source_idle_timeout_ms: 0,
+        breadth_first: false,
     })
 }
 

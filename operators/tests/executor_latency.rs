@@ -77,6 +77,7 @@ fn a_late_bundle_is_dated_by_its_oldest_record() {
         deterministic_clock: false,
         watermark_interval_ms: 200,
         source_idle_timeout_ms: 0,
+        breadth_first: false,
     };
     let mut job = {
         job.add_sink("sink", sink);

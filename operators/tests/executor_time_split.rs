@@ -64,6 +64,7 @@ fn run(read_ahead: bool, slow_sink: bool) -> operators::exec::JobReport {
         deterministic_clock: false,
         watermark_interval_ms: 200,
         source_idle_timeout_ms: 0,
+        breadth_first: false,
     };
     let sink = SinkCollector::new(SinkEncoding::Retract, false, false, None);
     let mut job = {

@@ -78,6 +78,7 @@ pub const ROCKSDB_THREAD_NUM: &str = "state.backend.rocksdb.thread.num";
 pub const LAB_SOURCE_BATCH_SIZE: &str = "lab.source.batch-size";
 pub const LAB_STATE_DIR: &str = "lab.state.dir";
 pub const LAB_CLOCK: &str = "lab.clock";
+pub const LAB_SOURCE_DELIVERY: &str = "lab.source.delivery";
 pub const LAB_DELTA_JOIN_READ_AHEAD: &str = "lab.delta-join.source-read-ahead";
 pub const LAB_OPTIMIZER_DISABLED_RULES: &str = "lab.optimizer.disabled-rules";
 pub const LAB_WINDOW_SLICING: &str = "lab.window.slicing";
@@ -133,6 +134,7 @@ const DELTA_STRATEGIES: &[&str] = &["AUTO", "FORCE", "NONE"];
 const MATERIALIZE: &[&str] = &["NONE", "AUTO", "FORCE"];
 const BACKENDS: &[&str] = &["hashmap", "rocksdb"];
 const CLOCKS: &[&str] = &["processing", "deterministic"];
+const DELIVERIES: &[&str] = &["depth-first", "breadth-first"];
 const UID_GENERATIONS: &[&str] = &["PLAN_ONLY", "ALWAYS", "DISABLED"];
 const COMPACTION_STYLES: &[&str] = &["LEVEL", "UNIVERSAL", "FIFO"];
 
@@ -532,6 +534,17 @@ static KEYS: &[KeyInfo] = &[
         "processing",
         "The clock of latency triggers and TTL: processing (wall time) or \
          deterministic (advanced by input, for reproducible tests).",
+    ),
+    key(
+        LAB_SOURCE_DELIVERY,
+        ValueType::Enum(DELIVERIES),
+        "depth-first",
+        "How a round of source batches (one per source) moves through the \
+         plan: depth-first, each batch through the whole plan before the \
+         next source's is read; breadth-first, all of them one operator per \
+         step, so rows that cross fewer operators arrive first, as Flink's \
+         sources running ahead of a pipeline. Results are the same; the \
+         changelog (and so the work) can differ: see docs/architecture.md.",
     ),
     key(
         LAB_DELTA_JOIN_READ_AHEAD,
@@ -1184,6 +1197,12 @@ impl Config {
     /// `execution.checkpointing.num-retained` (>= 1).
     pub fn checkpointing_num_retained(&self) -> usize {
         self.int(CHECKPOINTING_NUM_RETAINED) as usize
+    }
+
+    /// `lab.source.delivery`: whether a round's source batches move through
+    /// the plan breadth-first.
+    pub fn breadth_first_delivery(&self) -> bool {
+        self.enumeration(LAB_SOURCE_DELIVERY) == "breadth-first"
     }
 
     pub fn clock(&self) -> ClockKind {

@@ -59,6 +59,10 @@ pub struct Arrival<'a> {
     /// (`table.exec.emit.allow-lateness`, else `table.exec.state.ttl`); 0
     /// for none. Window TVFs ignore it.
     pub allow_lateness_ms: i64,
+    /// Whether the job delivers a round's batches breadth-first
+    /// (`lab.source.delivery`): then the round's batches all reach a
+    /// two-input operator before either source's watermark after them.
+    pub breadth_first: bool,
 }
 
 impl Arrival<'_> {
@@ -69,6 +73,7 @@ impl Arrival<'_> {
             batch_size: 1,
             interval_ms: 0,
             allow_lateness_ms: 0,
+            breadth_first: false,
         }
     }
 
@@ -115,7 +120,8 @@ impl Arrival<'_> {
 impl Arrival<'_> {
     /// The watermark a two-input operator (the least of its inputs') had
     /// when each row of two tables reached it, the tables read as the job
-    /// reads its sources: one batch of each in turn, the left first, each
+    /// reads its sources: one batch of each in turn, the left first (or,
+    /// breadth-first, both batches and then both watermarks), each
     /// source emitting its watermark after its batch by the rule of
     /// [`Arrival::watermarks_before`] on one clock (rows read from both),
     /// and the greatest watermark once it has no rows left.
@@ -135,43 +141,62 @@ impl Arrival<'_> {
         let mut done = [false; 2];
         let mut pos = [0usize; 2];
         let mut now = 0u64;
+        // The job's rounds: depth-first, each source alone in turn;
+        // breadth-first, both together ([`Arrival::breadth_first`]).
+        let groups: &[&[usize]] = if self.breadth_first {
+            &[&[0, 1]]
+        } else {
+            &[&[0], &[1]]
+        };
         while !done.iter().all(|d| *d) {
-            for s in 0..2 {
-                if done[s] {
-                    continue;
-                }
-                let rows = tables[s].1;
-                let batch = &rows[pos[s]..(pos[s] + b).min(rows.len())];
-                if batch.is_empty() {
-                    done[s] = true;
-                    emitted[s] = Some(i64::MAX);
-                    continue;
-                }
+            for group in groups {
                 let least = emitted[0]
                     .unwrap_or(i64::MIN)
                     .min(emitted[1].unwrap_or(i64::MIN));
-                out[s].extend(std::iter::repeat_n(least, batch.len()));
-                own[s].extend(std::iter::repeat_n(
-                    emitted[s].unwrap_or(i64::MIN),
-                    batch.len(),
-                ));
-                if let Some(expr) = &exprs[s] {
-                    for row in batch {
-                        if let Some(t) = expr.eval(row).as_ts() {
-                            current[s] = Some(current[s].map_or(t, |c| c.max(t)));
+                let mut read = Vec::new();
+                let mut ended = Vec::new();
+                for &s in *group {
+                    if done[s] {
+                        continue;
+                    }
+                    let rows = tables[s].1;
+                    let batch = &rows[pos[s]..(pos[s] + b).min(rows.len())];
+                    if batch.is_empty() {
+                        ended.push(s);
+                        continue;
+                    }
+                    out[s].extend(std::iter::repeat_n(least, batch.len()));
+                    own[s].extend(std::iter::repeat_n(
+                        emitted[s].unwrap_or(i64::MIN),
+                        batch.len(),
+                    ));
+                    if let Some(expr) = &exprs[s] {
+                        for row in batch {
+                            if let Some(t) = expr.eval(row).as_ts() {
+                                current[s] = Some(current[s].map_or(t, |c| c.max(t)));
+                            }
+                        }
+                    }
+                    pos[s] += batch.len();
+                    now += batch.len() as u64;
+                    read.push(s);
+                }
+                // The watermarks after the group's rows, on the clock after
+                // them; then the ended sources' greatest one.
+                for s in read {
+                    if let Some(w) = current[s] {
+                        let due = self.interval_ms == 0
+                            || emitted[s].is_none()
+                            || now - emitted_at[s] >= self.interval_ms;
+                        if due && emitted[s].is_none_or(|e| w > e) {
+                            emitted[s] = Some(w);
+                            emitted_at[s] = now;
                         }
                     }
                 }
-                pos[s] += batch.len();
-                now += batch.len() as u64;
-                if let Some(w) = current[s] {
-                    let due = self.interval_ms == 0
-                        || emitted[s].is_none()
-                        || now - emitted_at[s] >= self.interval_ms;
-                    if due && emitted[s].is_none_or(|e| w > e) {
-                        emitted[s] = Some(w);
-                        emitted_at[s] = now;
-                    }
+                for s in ended {
+                    done[s] = true;
+                    emitted[s] = Some(i64::MAX);
                 }
             }
         }

@@ -116,6 +116,7 @@ fn entries_list_every_key_in_canonical_text() {
         ("lab.source.batch-size", "1024"),
         ("lab.state.dir", ""),
         ("lab.clock", "processing"),
+        ("lab.source.delivery", "depth-first"),
         ("lab.delta-join.source-read-ahead", "1"),
         ("lab.optimizer.disabled-rules", ""),
         ("lab.window.slicing", "true"),
@@ -132,7 +133,7 @@ fn entries_list_every_key_in_canonical_text() {
 #[test]
 fn key_infos_match_defaults() {
     let keys = config::keys();
-    assert_eq!(keys.len(), 57);
+    assert_eq!(keys.len(), 58);
     let defaults = Config::default();
     for k in keys {
         assert_eq!(

@@ -116,6 +116,7 @@ fn windows_over_generated_event_times_match_the_oracle() {
                 batch_size: batch,
                 interval_ms: interval,
                 allow_lateness_ms: 0,
+                breadth_first: false,
             };
             let inserts = parsed.statements.iter().filter_map(|s| match s {
                 Statement::Insert(i) => Some(i),

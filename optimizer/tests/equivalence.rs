@@ -206,7 +206,8 @@ proptest! {
             ("table.exec.mini-batch.allow-latency", "1 h".to_string()),
             ("table.exec.mini-batch.size", "3".to_string()),
         ];
-        for variant in [vec![], mini_batch] {
+        let breadth_first = vec![("lab.source.delivery", "breadth-first".to_string())];
+        for variant in [vec![], mini_batch, breadth_first] {
             check_everywhere(&sql, &sources, &variant, batch)?;
         }
     }

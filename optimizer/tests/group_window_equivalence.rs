@@ -92,6 +92,7 @@ fn check(
         batch_size: setting("lab.source.batch-size").parse().unwrap(),
         interval_ms: 0,
         allow_lateness_ms: lateness,
+        breadth_first: false,
     };
     let rows: Vec<Row> = sources.0["ev"].iter().map(|c| c.row.clone()).collect();
     let inserts: Vec<_> = script

@@ -84,6 +84,7 @@ fn check(query: &str, backend: &str, parallelism: usize, sets: &[(&str, &str)]) 
         batch_size: BATCH,
         interval_ms: INTERVAL_MS,
         allow_lateness_ms: 0,
+        breadth_first: false,
     };
     let inserts: Vec<_> = script
         .statements

@@ -164,6 +164,7 @@ fn check(sources: &MemSources, overrides: &[(&str, String)]) -> Result<u64, Test
             .parse()
             .unwrap(),
         allow_lateness_ms: 0,
+        breadth_first: false,
     };
     let rows: Vec<Row> = sources.0["ev"].iter().map(|c| c.row.clone()).collect();
     let inserts: Vec<_> = script
@@ -426,6 +427,9 @@ fn check_joins(sources: &MemSources, overrides: &[(&str, String)]) -> Result<u64
             .parse()
             .unwrap(),
         allow_lateness_ms: 0,
+        breadth_first: overrides
+            .iter()
+            .any(|(k, v)| *k == "lab.source.delivery" && v == "breadth-first"),
     };
     let rows = |t: &str| -> Vec<Row> { sources.0[t].iter().map(|c| c.row.clone()).collect() };
     let inserts: Vec<_> = script
@@ -474,6 +478,7 @@ proptest! {
         sources in join_inputs(),
         batch in prop_oneof![Just(1usize), Just(3), Just(1024)],
         interval in prop_oneof![Just(0u64), Just(4)],
+        delivery in prop_oneof![Just("depth-first"), Just("breadth-first")],
     ) {
         for backend in ["hashmap", "rocksdb"] {
             for p in [1usize, 4] {
@@ -483,6 +488,7 @@ proptest! {
                     ("lab.source.batch-size", batch.to_string()),
                     ("lab.clock", "deterministic".to_string()),
                     ("pipeline.auto-watermark-interval", format!("{interval} ms")),
+                    ("lab.source.delivery", delivery.to_string()),
                 ])?;
             }
         }

@@ -165,6 +165,7 @@ fn run_itcase(out_table: &str, query: &str) -> (Vec<String>, u64) {
         batch_size: 1,
         interval_ms: 0,
         allow_lateness_ms: 0,
+        breadth_first: false,
     };
     let expected = oracle::sorted(oracle::evaluate_event_time(
         &insert.query,

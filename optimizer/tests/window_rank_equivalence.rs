@@ -107,6 +107,7 @@ fn check(sources: &MemSources, overrides: &[(&str, String)]) -> Result<u64, Test
             .parse()
             .unwrap(),
         allow_lateness_ms: 0,
+        breadth_first: false,
     };
     let rows: Vec<Row> = sources.0["ev"].iter().map(|c| c.row.clone()).collect();
     let inserts: Vec<_> = script

@@ -17,6 +17,7 @@ use crate::sink::{ChangeWriter, RowWriter, SinkCollector};
 use crate::state::{StateBackend, StateReport};
 use idleness::SourceActivity;
 use rayon::prelude::*;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// A bounded stream of changes read in batches: what every source of a
@@ -138,6 +139,10 @@ fn read_ahead(
 }
 
 pub type StageId = usize;
+
+/// What a stage emitted: a batch per subtask, with each one's oldest
+/// ingestion time.
+type StageOutput = (StageId, Vec<Vec<Change>>, Vec<Option<Instant>>);
 
 /// What a subtask made of a batch: its output, the output's stamp, and the
 /// batch itself when it was only lent ([`InputOwnership::Reads`]).
@@ -380,6 +385,7 @@ impl JobBuilder {
             shared_files: Default::default(),
             fault: None,
             savepoint: None,
+            pending: None,
             savepoint_taken: None,
             non_restored: Vec::new(),
         })
@@ -405,6 +411,13 @@ pub struct JobOptions {
     /// A source with a watermark that read no rows for longer than this on
     /// the clock is idle (`table.exec.source.idle-timeout`; 0: never).
     pub source_idle_timeout_ms: u64,
+    /// How a round's source batches move through the plan
+    /// (`lab.source.delivery`): false, each source's batch goes through
+    /// the whole plan before the next source's is read; true, every source
+    /// reads its batch, then they all move one stage per step, so a row
+    /// that crosses fewer stages arrives first, as in Flink's pipelined
+    /// tasks (see `run_feeds`).
+    pub breadth_first: bool,
 }
 
 pub struct Job {
@@ -432,6 +445,9 @@ pub struct Job {
     shared_files: crate::checkpoint::native::SharedFiles,
     /// The fault to inject ([`Job::inject_fault`]), until it fires.
     fault: Option<fault::Fault>,
+    /// In a breadth-first round, stage outputs waiting for the next step,
+    /// in the order they were emitted ([`JobOptions::breadth_first`]).
+    pending: Option<VecDeque<StageOutput>>,
     /// The savepoint to take ([`Job::take_savepoint`]), until taken.
     savepoint: Option<SavepointConfig>,
     /// Where the savepoint went.
@@ -604,8 +620,22 @@ impl Job {
         result
     }
 
-    /// The run loop: one batch per source in turn, each pushed through the
-    /// whole tree, until every source is done.
+    /// The run loop, in rounds of one batch per source until every source
+    /// is done.
+    ///
+    /// Depth-first (the default), each source's batch goes through the
+    /// whole plan before the next source's is read. Breadth-first, every
+    /// source reads its batch and the batches then move one stage per
+    /// step: a stage's output waits until the stages fed in this step have
+    /// run. Both are legal schedules of the same dataflow (each input of a
+    /// stage still sees its rows in order; watermarks follow the round's
+    /// rows) and end with the same results; they differ in the changelog.
+    /// A left-deep chain of LEFT joins over tables read side by side shows
+    /// it: depth-first, a key's row of the first table reaches the sink
+    /// NULL-padded and each later table's row retracts and re-emits it;
+    /// breadth-first, the later tables' rows are in their joins' state
+    /// before the first table's row gets there, as when Flink's sources
+    /// run ahead of a pipeline of joins.
     fn run_feeds(
         &mut self,
         start: Instant,
@@ -629,7 +659,6 @@ impl Job {
             next_id = c.id + 1;
         }
         let mut last_checkpoint = input_rows;
-        let interval = self.options.watermark_interval_ms;
         let idle_timeout = self.options.source_idle_timeout_ms;
         let clock = |input_rows: u64, deterministic: bool| {
             if deterministic {
@@ -638,52 +667,56 @@ impl Job {
                 start.elapsed().as_millis() as u64
             }
         };
+        // The sources whose batches move through the plan together: one at
+        // a time (depth-first), or all of them (breadth-first).
+        let groups: Vec<Vec<usize>> = if self.options.breadth_first {
+            vec![(0..feeds.len()).collect()]
+        } else {
+            (0..feeds.len()).map(|s| vec![s]).collect()
+        };
         loop {
             let mut any = false;
-            for (s, feed) in feeds.iter_mut().enumerate() {
-                if done[s] {
-                    continue;
-                }
-                let t = Instant::now();
-                let (n, batch, watermark) = feed.next(batch_size)?;
-                self.source_wait += t.elapsed();
-                if n == 0 && activity[s].unbounded {
-                    // Nothing to read yet: idle once silent long enough.
-                    let now = clock(input_rows, self.options.deterministic_clock);
-                    if activity[s].goes_idle(now, idle_timeout) {
-                        self.push_idleness_all(&outputs[s], true)?;
+            for group in &groups {
+                // The group's batches: source, rows, watermark after them,
+                // whether a reader thread lent them.
+                let mut read = Vec::with_capacity(group.len());
+                // Sources that had no rows: open ones (silent) and ended ones,
+                // handled after the group's rows.
+                let mut empty = Vec::new();
+                for &s in group {
+                    if done[s] {
+                        continue;
                     }
-                    continue;
+                    let feed = &mut feeds[s];
+                    let t = Instant::now();
+                    let (n, batch, watermark) = feed.next(batch_size)?;
+                    self.source_wait += t.elapsed();
+                    if n == 0 {
+                        empty.push(s);
+                        continue;
+                    }
+                    any = true;
+                    input_rows += n as u64;
+                    positions[s] += n as u64;
+                    read.push((s, batch, watermark, matches!(feed, Feed::Thread(..))));
                 }
-                if n == 0 {
-                    done[s] = true;
-                    self.end_source(&mut activity[s], &outputs[s])?;
-                    continue;
-                }
-                any = true;
-                input_rows += n as u64;
-                positions[s] += n as u64;
                 let now = clock(input_rows, self.options.deterministic_clock);
-                self.options.backend.clock().set(now);
-                if activity[s].read_rows(now) {
-                    // Active again before its rows go downstream.
-                    self.push_idleness_all(&outputs[s], false)?;
+                if !read.is_empty() {
+                    self.options.backend.clock().set(now);
+                    self.deliver_round(read, now, &mut activity[..], outputs, &mut emitted)?;
+                    progress(input_rows);
                 }
-                // Latency counts from when the batch enters the plan (time
-                // a read-ahead batch waited for the job is the source's).
-                let from_reader = matches!(feed, Feed::Thread(..));
-                let stamps = vec![Some(Instant::now())];
-                self.push_all(&outputs[s], vec![batch], stamps, from_reader)?;
-                // Periodic emission on the lab's clock.
-                if let Some(w) = watermark {
-                    let (last, at) = emitted[s];
-                    let due = interval == 0 || last.is_none() || now.saturating_sub(at) >= interval;
-                    if due && last.is_none_or(|l| w > l) {
-                        emitted[s] = (Some(w), now);
-                        self.push_watermark_all(&outputs[s], w)?;
+                for s in empty {
+                    if activity[s].unbounded {
+                        // Nothing to read yet: idle once silent long enough.
+                        if activity[s].goes_idle(now, idle_timeout) {
+                            self.push_idleness_all(&outputs[s], true)?;
+                        }
+                    } else {
+                        done[s] = true;
+                        self.end_source(&mut activity[s], &outputs[s])?;
                     }
                 }
-                progress(input_rows);
                 if let Some(lat) = self.options.bundle_latency {
                     if last_flush.elapsed() >= lat {
                         self.flush_all()?;
@@ -739,6 +772,47 @@ impl Job {
         }
         let wall = start.elapsed();
         Ok(self.report(input_rows, wall))
+    }
+
+    /// Pushes a group's batches (source, rows, its watermark after them,
+    /// whether a reader lent them) through the plan, depth-first or
+    /// breadth-first ([`JobOptions::breadth_first`]), then each source's
+    /// watermark when due on the lab's clock (`now`).
+    fn deliver_round(
+        &mut self,
+        read: Vec<(usize, Vec<Change>, Option<i64>, bool)>,
+        now: u64,
+        activity: &mut [SourceActivity],
+        outputs: &[Outputs],
+        emitted: &mut [(Option<i64>, u64)],
+    ) -> OpResult<()> {
+        for &(s, ..) in &read {
+            if activity[s].read_rows(now) {
+                // Active again before its rows go downstream.
+                self.push_idleness_all(&outputs[s], false)?;
+            }
+        }
+        let mut watermarks = Vec::with_capacity(read.len());
+        self.pending = self.options.breadth_first.then(VecDeque::new);
+        for (s, batch, watermark, from_reader) in read {
+            // Latency counts from when the batch enters the plan (time a
+            // read-ahead batch waited for the job is the source's).
+            let stamps = vec![Some(Instant::now())];
+            self.push_all(&outputs[s], vec![batch], stamps, from_reader)?;
+            watermarks.push((s, watermark));
+        }
+        self.drain_pending()?;
+        let interval = self.options.watermark_interval_ms;
+        for (s, watermark) in watermarks {
+            let Some(w) = watermark else { continue };
+            let (last, at) = emitted[s];
+            let due = interval == 0 || last.is_none() || now.saturating_sub(at) >= interval;
+            if due && last.is_none_or(|l| w > l) {
+                emitted[s] = (Some(w), now);
+                self.push_watermark_all(&outputs[s], w)?;
+            }
+        }
+        Ok(())
     }
 
     /// Sends a watermark to each of `outputs`.
@@ -853,6 +927,17 @@ impl Job {
                 self.push_from(s, outputs, stamps)?;
             }
         }
+        Ok(())
+    }
+
+    /// Moves the queued outputs of a breadth-first round on, one stage
+    /// step at a time, until none is left; then pushes go depth-first
+    /// again (a watermark or a flush must not overtake rows).
+    fn drain_pending(&mut self) -> OpResult<()> {
+        while let Some((s, parts, stamps)) = self.pending.as_mut().and_then(VecDeque::pop_front) {
+            self.push_from(s, parts, stamps)?;
+        }
+        self.pending = None;
         Ok(())
     }
 
@@ -1022,7 +1107,15 @@ impl Job {
                 if outputs.iter().all(Vec::is_empty) {
                     return Ok(());
                 }
-                self.push_from(s, outputs, stamps)
+                match &mut self.pending {
+                    // Breadth-first: on after what other stages emitted
+                    // in this step.
+                    Some(queue) => {
+                        queue.push_back((s, outputs, stamps));
+                        Ok(())
+                    }
+                    None => self.push_from(s, outputs, stamps),
+                }
             }
         }
     }

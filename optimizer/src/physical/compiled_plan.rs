@@ -55,6 +55,10 @@ struct SettingsEntry {
     /// before idle sources read the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     source_idle_timeout: Option<String>,
+    /// `true` with breadth-first delivery; absent with depth-first, so plans
+    /// from before the key read the same.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    breadth_first_delivery: bool,
 }
 
 impl SettingsEntry {
@@ -68,6 +72,7 @@ impl SettingsEntry {
             auto_watermark_interval: Some(format_duration(s.watermark_interval)),
             source_idle_timeout: (!s.source_idle_timeout.is_zero())
                 .then(|| format_duration(s.source_idle_timeout)),
+            breadth_first_delivery: s.breadth_first_delivery,
         }
     }
 
@@ -102,6 +107,7 @@ impl SettingsEntry {
             reuse_source: self.reuse_source,
             watermark_interval,
             source_idle_timeout,
+            breadth_first_delivery: self.breadth_first_delivery,
         })
     }
 }

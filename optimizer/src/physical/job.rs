@@ -167,6 +167,7 @@ pub fn build_job(
         deterministic_clock: settings.clock == ClockKind::Deterministic,
         watermark_interval_ms: settings.watermark_interval.as_millis() as u64,
         source_idle_timeout_ms: settings.source_idle_timeout.as_millis() as u64,
+        breadth_first: settings.breadth_first_delivery,
     };
     Ok((graph.b.build(options).map_err(PlanError::plan)?, stages))
 }

@@ -59,6 +59,10 @@ pub struct JobSettings {
     /// (`table.exec.source.idle-timeout`; zero: never).
     #[serde(default)]
     pub source_idle_timeout: Duration,
+    /// Whether a round's source batches move through the plan
+    /// breadth-first (`lab.source.delivery`).
+    #[serde(default)]
+    pub breadth_first_delivery: bool,
 }
 
 fn default_watermark_interval() -> Duration {
@@ -82,6 +86,7 @@ impl JobSettings {
             reuse_source: config.reuse_source_enabled(),
             watermark_interval: config.auto_watermark_interval(),
             source_idle_timeout: config.source_idle_timeout(),
+            breadth_first_delivery: config.breadth_first_delivery(),
         }
     }
 

@@ -383,6 +383,9 @@ pub fn join_variants() -> Vec<Vec<(&'static str, String)>> {
         // Asynchronous state: the binary joins one record at a time with
         // each batch's keys loaded together (the MultiJoin stays off).
         vec![("table.exec.async-state.enabled", "true".to_string())],
+        // The sources' batches moved through the plan breadth-first
+        // (another changelog, the same results).
+        vec![("lab.source.delivery", "breadth-first".to_string())],
     ]
 }
 
