@@ -1,6 +1,6 @@
 //! The fuzz harness in the test suite: every saved case of the regression
 //! corpus (`fuzz/corpus/`) replays without a crash, and a bounded run of
-//! 100,000 generated inputs finds none (no panic, abort, stack overflow,
+//! 30,000 generated inputs finds none (no panic, abort, stack overflow,
 //! allocation failure or hang). Compiled plans have their own test: every
 //! plan that passes validation on load runs without a panic.
 //!
@@ -67,14 +67,14 @@ fn the_corpus_replays_without_a_crash() {
 }
 
 #[test]
-fn a_bounded_run_of_100000_inputs_finds_no_crash() {
+fn a_bounded_run_of_30000_inputs_finds_no_crash() {
     let weights = fuzz::parse_weights("sql=40,csv=15,config=15,spec=10,results=8").unwrap();
-    let counts = fuzz::split_counts(100_000, &weights);
+    let counts = fuzz::split_counts(30_000, &weights);
     let work = tempfile::tempdir().unwrap();
     let report = parent::run(&options(Amount::Counts(counts.clone()), work.path()));
     println!("{}", fuzz::describe(&report));
     assert_no_failure(&report);
-    assert_eq!(report.total(), 100_000);
+    assert_eq!(report.total(), 30_000);
     // The generators reach past the first checks: some of every category
     // runs (or, for specs and reports, passes every check).
     for (category, n) in &counts {
