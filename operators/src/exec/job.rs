@@ -633,9 +633,10 @@ impl Job {
     /// A left-deep chain of LEFT joins over tables read side by side shows
     /// it: depth-first, a key's row of the first table reaches the sink
     /// NULL-padded and each later table's row retracts and re-emits it;
-    /// breadth-first, the later tables' rows are in their joins' state
-    /// before the first table's row gets there, as when Flink's sources
-    /// run ahead of a pipeline of joins.
+    /// breadth-first, the tables after the second are in their joins'
+    /// state before the chain's rows get there (only the first join's
+    /// retraction reaches the sink), as when Flink's sources run ahead of
+    /// a pipeline of joins (`optimizer/tests/source_delivery.rs`).
     fn run_feeds(
         &mut self,
         start: Instant,
