@@ -3,8 +3,9 @@
 # libclang, which the `rocksdb` crate's bindings generator (bindgen, through
 # clang-sys) loads at build time, and a JDK 17 (java, javac, jar), which
 # Flink and the lab's capture sink need (`lab flink install` then makes the
-# project's PyFlink virtualenv). Safe to run again: it does nothing when
-# both are already there.
+# project's PyFlink virtualenv); and ccache when it can, through which
+# scripts/cxx compiles RocksDB once per machine. Safe to run again: it does
+# nothing when they are already there.
 #
 #   scripts/setup.sh            detect, install when missing
 #   scripts/setup.sh --check    detect only: exit 0 when found, 1 when missing
@@ -107,6 +108,23 @@ if ! have_jdk; then
   fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
+fi
+
+# ccache is a speed-up, not a need (scripts/cxx compiles without it): a
+# machine that cannot install it builds RocksDB in every clone.
+if ! command -v ccache >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ]; then
+    SUDO=""
+  elif command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+  else
+    SUDO="none"
+  fi
+  if [ "$SUDO" != "none" ]; then
+    echo "setup: installing ccache (a clone or worktree then reuses this machine's compiled RocksDB)" >&2
+    { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq ccache >/dev/null; } ||
+      echo "setup: ccache could not be installed; every clone compiles RocksDB itself" >&2
+  fi
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
