@@ -685,11 +685,6 @@ fn read_results(path: &Path) -> Vec<CsvRow> {
         .collect()
 }
 
-/// `lab campaign campaigns/nexmark.toml --quick` on the test's cluster:
-/// every query on both engines, throughput per core on both, the same
-/// changelog rows for the queries without state (their rows are the
-/// input's, in its order), the lab-and-Flink section and the published
-/// figures in index.md.
 /// Every case's `lab compare`, two at a time (the cluster's four slots
 /// take two jobs of parallelism 1, or queue a job of 4 until its slots are
 /// free): most of a small job's time is its submission, which leaves the
@@ -713,6 +708,11 @@ fn compare_all(cluster: &Cluster, cases: &[Case], out: &Path) -> Vec<Output> {
     done.into_iter().map(|(_, o)| o).collect()
 }
 
+/// `lab campaign campaigns/nexmark.toml --quick` on the test's cluster:
+/// every query on both engines, throughput per core on both, the same
+/// changelog rows for the queries without state (their rows are the
+/// input's, in its order), the lab-and-Flink section and the published
+/// figures in index.md.
 fn nexmark_quick(cluster: &Cluster) -> Vec<String> {
     let mut failures = Vec::new();
     let out = tempfile::tempdir().unwrap();
