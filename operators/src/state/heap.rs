@@ -20,7 +20,8 @@
 //! with one folded multiply (fixed constants), other keys with `foldhash`
 //! under the fixed seed.
 //!
-//! Map states are `hashbrown` maps of maps.
+//! Map states are `hashbrown` maps of maps, the outer key held in the
+//! table's bucket when it is one value (`KeyRow`).
 
 use super::codec::row_len;
 use super::{count_delete, count_write, StateMetrics, StateReport, StateResult};
@@ -1031,9 +1032,14 @@ impl UserKey<'_> {
     }
 }
 
+/// A map state's key, its values inline up to one (a join key is mostly
+/// one column): no allocation per key, and a probe compares the key
+/// without following a pointer to it.
+type KeyRow = smallvec::SmallVec<[Value; 1]>;
+
 pub struct HeapMapState {
     name: String,
-    map: Map<Row, Entries>,
+    map: Map<KeyRow, Entries>,
     pub metrics: StateMetrics,
 }
 
@@ -1062,7 +1068,7 @@ impl HeapMapState {
     pub fn all_entries(&self) -> Vec<(Row, Row, Row)> {
         let mut out = Vec::new();
         for (k, inner) in &self.map {
-            inner.for_each(|u, v| out.push((k.clone(), u.to_vec(), v.to_vec())));
+            inner.for_each(|u, v| out.push((k.to_vec(), u.to_vec(), v.to_vec())));
         }
         out
     }
