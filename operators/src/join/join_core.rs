@@ -173,11 +173,11 @@ impl JoinCore {
                 Some(p) => {
                     buf.clear();
                     if input_is_left {
-                        buf.extend_from_slice(row);
-                        buf.extend_from_slice(other);
+                        extend_copy(buf, row);
+                        extend_copy(buf, other);
                     } else {
-                        buf.extend_from_slice(other);
-                        buf.extend_from_slice(row);
+                        extend_copy(buf, other);
+                        extend_copy(buf, row);
                     }
                     p.is_true(buf)
                 }

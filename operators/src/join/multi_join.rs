@@ -543,7 +543,7 @@ impl Walk<'_> {
         }
         for &i in &kept {
             let m = &self.scratch.rows[depth][i];
-            buf.extend_from_slice(&m.row);
+            extend_copy(buf, &m.row);
             let times = m.count;
             self.extend(depth + 1, to, buf, count * times, found)?;
             buf.truncate(len);
@@ -587,7 +587,7 @@ impl Walk<'_> {
             Some(cond) => {
                 let len = buf.len();
                 for (i, s) in rows.iter().enumerate() {
-                    buf.extend_from_slice(&s.row);
+                    extend_copy(buf, &s.row);
                     if cond.is_true(buf) {
                         kept.push(i);
                     }
