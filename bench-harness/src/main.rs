@@ -545,6 +545,9 @@ fn run_sql(
             .map(|w| Box::new(w) as Box<dyn operators::sink::RowWriter>)
             .map_err(|e| e.to_string())
     };
+    // The process ends after the report: a job's heap state is set aside
+    // when it finishes rather than freed row by row before the report.
+    operators::state::heap_parking::park_dropped_state(true);
     let outcomes = run_script_explaining(
         sql,
         &base_dir,

@@ -758,6 +758,9 @@ fn run_job(
     restarts: u32,
     failed: &mut Vec<Vec<Change>>,
 ) -> Result<Vec<InsertOutcome>, RunError> {
+    // The heap state an earlier job of the process set aside goes before
+    // this job's is built (`operators::state::heap_parking`).
+    operators::state::heap_parking::release_parked();
     // A state directory that cannot be created is a failure of the disk,
     // not of the script.
     let backend = backend_for(&config)?;

@@ -728,6 +728,13 @@ pub struct HeapValueState {
     pub metrics: StateMetrics,
 }
 
+/// The table goes to [`super::heap_parking`] (when parking is on).
+impl Drop for HeapValueState {
+    fn drop(&mut self) {
+        super::heap_parking::park(std::mem::take(&mut self.table));
+    }
+}
+
 impl HeapValueState {
     pub fn new(name: &str) -> HeapValueState {
         HeapValueState {
@@ -1041,6 +1048,13 @@ pub struct HeapMapState {
     name: String,
     map: Map<KeyRow, Entries>,
     pub metrics: StateMetrics,
+}
+
+/// The table goes to [`super::heap_parking`] (when parking is on).
+impl Drop for HeapMapState {
+    fn drop(&mut self) {
+        super::heap_parking::park(std::mem::replace(&mut self.map, new_map()));
+    }
 }
 
 impl HeapMapState {

@@ -28,6 +28,7 @@
 
 pub mod codec;
 pub mod heap;
+pub mod heap_parking;
 pub mod rocksdb;
 pub mod rocksdb_options;
 pub mod ttl;
