@@ -285,10 +285,10 @@ pub(super) fn section(spec: &Spec, data: &Data) -> Option<String> {
          lab's over Flink's [95% bootstrap interval, runs paired by repeat]. Flink's wall time \
          runs from the job's start (deployment included) to its sinks' end of input; the lab's \
          from its first source read. Changelog rows: whether the sinks received as many rows on \
-         both engines (joins of several inputs may differ: Flink's sources race, the lab \
-         reads them in a fixed order, `lab.source.delivery`); when they differ, the engines did different work, and \
-         the lab's speed per changelog row over Flink's is the ratio times the lab's rows over \
-         Flink's.\n"
+         both engines (joins of several inputs may differ: Flink's sources race, the lab reads \
+         them in a fixed order, `lab.source.delivery`); when they differ, the engines did \
+         different work, and the lab's speed per changelog row over Flink's is the ratio times \
+         the lab's rows over Flink's.\n"
     );
     let _ = writeln!(
         s,
