@@ -1408,4 +1408,69 @@ mod tests {
         let live_boxed = s.table.boxed.len() - s.table.free.len();
         assert!(live_boxed <= reference.len());
     }
+    #[test]
+    fn a_map_state_matches_a_reference_map_under_churn() {
+        // Few user keys per key, so keys move between a single entry and a
+        // table of their own, and values change length.
+        let mut s = HeapMapState::new("m");
+        let mut reference: std::collections::BTreeMap<(i64, i64), Row> = Default::default();
+        let ukey_of = |u: i64| vec![Value::str(&format!("u{u}")), Value::Int(u)];
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        for step in 0..40_000_i64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (k, u) = ((x % 500) as i64, ((x >> 20) % 3) as i64);
+            let (key, ukey) = (ints(&[k]), ukey_of(u));
+            match x >> 61 {
+                0 => {
+                    s.delete(&key, &ukey).unwrap();
+                    reference.remove(&(k, u));
+                }
+                1 => {
+                    s.put(&key, &ukey, ints(&[step])).unwrap();
+                    reference.insert((k, u), ints(&[step]));
+                }
+                2 | 3 => {
+                    s.modify_owned(&key, ukey.clone(), |r| match r {
+                        Some(row) if row.len() > 3 => *r = None,
+                        Some(row) => row.push(Value::Int(step)),
+                        None => *r = Some(ints(&[step])),
+                    })
+                    .unwrap();
+                    match reference.get_mut(&(k, u)) {
+                        Some(row) if row.len() > 3 => {
+                            reference.remove(&(k, u));
+                        }
+                        Some(row) => row.push(Value::Int(step)),
+                        None => {
+                            reference.insert((k, u), ints(&[step]));
+                        }
+                    }
+                }
+                _ => {
+                    let got = s.modify(&key, &ukey, |r| r.clone()).unwrap();
+                    assert_eq!(got.as_ref(), reference.get(&(k, u)));
+                }
+            }
+        }
+        let mut all = s.all_entries();
+        all.sort_by_key(|(k, u, _)| (k[0].as_int(), u[1].as_int()));
+        let expected: Vec<(Row, Row, Row)> = reference
+            .iter()
+            .map(|(&(k, u), v)| (ints(&[k]), ukey_of(u), v.clone()))
+            .collect();
+        assert_eq!(all, expected);
+        assert_eq!(s.metrics.entries, reference.len() as i64);
+        let bytes: usize = expected
+            .iter()
+            .map(|(k, u, v)| row_len(k) + row_len(u) + row_len(v))
+            .sum();
+        assert_eq!(s.metrics.logical_bytes, bytes as i64);
+        for k in 0..500 {
+            let mut n = 0;
+            s.for_each(&ints(&[k]), |_, _| n += 1).unwrap();
+            assert_eq!(n, reference.range((k, 0)..(k + 1, 0)).count());
+        }
+    }
 }
